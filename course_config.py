@@ -1,0 +1,33 @@
+"""The course's nbgrader settings, in one place.
+
+nbgrader only reads a file called ``nbgrader_config.py``; ours loads this one,
+so the stock commands (``nbgrader generate_assignment``, ``autograde``,
+``generate_feedback``, ``export``, ``formgrader``) and ``python -m autograder``
+all grade with the same settings.
+"""
+
+c = get_config()  # noqa: F821 -- provided by traitlets when it loads the file
+
+c.CourseDirectory.course_id = "tiny-gpt-08"
+c.CourseDirectory.source_directory = "source"
+c.CourseDirectory.release_directory = "release"
+c.CourseDirectory.submitted_directory = "submitted"
+c.CourseDirectory.autograded_directory = "autograded"
+c.CourseDirectory.feedback_directory = "feedback"
+c.CourseDirectory.solution_directory = "solutions"
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback"]
+
+# A student may delete a test cell; it is put back from the source, so its
+# points are still at stake (and still lost if the answer is wrong).
+c.OverwriteCells.add_missing_cells = True
+
+# Seconds one cell may run before the kernel is interrupted and the cell fails.
+c.Execute.timeout = 30
+# Timestamps in the outputs would make the executed solutions differ run to run.
+c.Execute.record_timing = False
+
+# Output kept per cell in the graded notebook and the feedback page.
+c.LimitOutput.max_lines = 200
+c.LimitOutput.max_traceback = 100
+
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}

@@ -1,0 +1,129 @@
+"""Checks shared by the lab's test cells.
+
+Nothing here knows an answer: expected values live in the test cells. This
+module decides how a failure reads, so that every failing test names the
+mistake it saw instead of a bare ``AssertionError``.
+
+Shapes use the lab's legend: ``T`` positions, ``d_model`` the model width,
+``d_head`` one head's width.
+"""
+
+import contextlib
+import copy
+import io
+import warnings
+
+import numpy as np
+
+
+def quietly(fn, *args, **kwargs):
+    """Call ``fn(*args, **kwargs)`` with numpy warnings and stderr swallowed.
+
+    nbgrader gives a test cell zero points as soon as anything reaches stderr,
+    so a correct answer that trips a harmless warning (``np.log(0)`` while
+    building a ``-inf`` mask) would otherwise lose its marks.
+    """
+    with (
+        warnings.catch_warnings(),
+        np.errstate(all="ignore"),
+        contextlib.redirect_stderr(io.StringIO()),
+    ):
+        warnings.simplefilter("ignore")
+        return fn(*args, **kwargs)
+
+
+def random_arrays(seed, *shapes):
+    """Standard-normal arrays of the given shapes from one fixed seed.
+
+    The same seed always gives the same arrays, so a submission always gets
+    the same score.
+    """
+    rng = np.random.default_rng(seed)
+    return [rng.normal(size=shape) for shape in shapes]
+
+
+def _as_array(got, what):
+    if got is None:
+        raise AssertionError(f"{what} returned None: is a `return` missing?")
+    try:
+        return np.asarray(got, dtype=float)
+    except (TypeError, ValueError) as error:
+        raise AssertionError(
+            f"{what} returned {type(got).__name__}, not an array of numbers ({error})"
+        ) from None
+
+
+def check_shape(got, expected, what, hint=""):
+    """Fail unless ``got`` has shape ``expected``; ``hint`` says what went wrong."""
+    shape = np.shape(_as_array(got, what))
+    expected = tuple(expected)
+    if shape != expected:
+        reason = f": {hint}" if hint else ""
+        raise AssertionError(f"{what}: expected shape {expected}, got {shape}{reason}")
+
+
+def check_close(got, expected, what, hint="", rtol=1e-6, atol=1e-9):
+    """Fail unless ``got`` matches ``expected`` in shape and, within tolerance, values.
+
+    The message gives the largest error, where it is, and the two values.
+    """
+    expected = np.asarray(expected, dtype=float)
+    check_shape(got, expected.shape, what)
+    got = _as_array(got, what)
+    if np.allclose(got, expected, rtol=rtol, atol=atol):
+        return
+    error = np.abs(got - expected)
+    error = np.where(np.isnan(error), np.inf, error)
+    where = np.unravel_index(np.argmax(error), error.shape) if error.ndim else ()
+    index = tuple(int(i) for i in where)
+    reason = f" {hint}" if hint else ""
+    raise AssertionError(
+        f"{what}: wrong values; the worst is at index {index}, "
+        f"got {got[where]:.4g}, expected {expected[where]:.4g}.{reason}"
+    )
+
+
+def _same(old, new):
+    if isinstance(old, (list, tuple)):
+        return (
+            isinstance(new, (list, tuple))
+            and len(old) == len(new)
+            and all(_same(a, b) for a, b in zip(old, new))
+        )
+    return np.array_equal(old, new)
+
+
+def check_unmodified(fn, *args, what):
+    """Call ``fn(*args)`` and fail if it changed any argument in place.
+
+    Arguments are arrays, or lists and tuples of arrays.
+    """
+    before = copy.deepcopy(args)
+    quietly(fn, *args)
+    for position, (old, new) in enumerate(zip(before, args)):
+        if not _same(old, new):
+            raise AssertionError(
+                f"{what} changed its argument number {position + 1} in place; "
+                "work on a copy or build new arrays instead"
+            )
+
+
+def glue_hint(shape, parts):
+    """Name the axis a wrong glue used, from the ``shape`` it produced.
+
+    ``parts`` are the ``(T, d_i)`` answers that should have been glued
+    side by side into ``(T, sum d_i)``.
+    """
+    rows = sum(np.shape(p)[0] for p in parts)
+    width = np.shape(parts[0])[1]
+    if tuple(shape) == (rows, width):
+        return (
+            "you glued along axis 0, the positions; glue along the feature "
+            "axis (axis=-1) so each position keeps one row"
+        )
+    if len(shape) == 3:
+        return (
+            "you stacked the heads along a new axis; glue them along the "
+            "existing feature axis (axis=-1) instead"
+        )
+    return "glue the answers side by side along the feature axis (axis=-1)"

@@ -1,0 +1,98 @@
+"""Does the student notebook leak nothing, and grade as it should?"""
+
+import re
+
+import pytest
+
+from autograder import course, notebook, stock
+
+MARKERS = (
+    "BEGIN SOLUTION",
+    "END SOLUTION",
+    "BEGIN HIDDEN TESTS",
+    "END HIDDEN TESTS",
+    "MARK SCHEME",
+)
+
+
+def _split_lines(source):
+    """(lines inside solution or hidden-test regions, lines outside them), stripped."""
+    inside, outside, within = set(), set(), False
+    for line in source.split("\n"):
+        if "BEGIN SOLUTION" in line or "BEGIN HIDDEN TESTS" in line:
+            within = True
+        elif "END SOLUTION" in line or "END HIDDEN TESTS" in line:
+            within = False
+        elif line.strip():
+            (inside if within else outside).add(line.strip())
+    return inside, outside
+
+
+def test_no_markers_in_release(release_nb):
+    """Are all of nbgrader's solution and hidden-test markers gone from the release?"""
+    text = "\n".join(c.source for c in release_nb.cells)
+    assert not [m for m in MARKERS if m in text]
+
+
+def test_no_solution_or_hidden_text_in_release(source_nb, release_nb):
+    """Does no line of a solution or hidden-test region appear anywhere in the release?"""
+    secret, public = set(), set()
+    for cell in source_nb.cells:
+        inside, outside = _split_lines(cell.source)
+        secret |= inside
+        public |= outside
+    helper = (course.ROOT / course.RELEASE).with_name("lab_checks.py").read_text()
+    public |= {line.strip() for line in helper.split("\n")}
+    # A line that also stands outside every region (an import, a shape check
+    # shared with a visible test, a line of the public helper) gives nothing away.
+    secret = {line for line in secret - public if len(line) > 12}
+    released = "\n".join(c.source for c in release_nb.cells)
+    leaked = sorted(line for line in secret if line in released or line in helper)
+    assert not leaked, f"solution or hidden-test lines in the release: {leaked[:5]}"
+
+
+def test_every_answer_is_a_stub(release_nb):
+    """Is every answer cell of the release a stub for the student to fill in?"""
+    for cell in release_nb.cells:
+        if not notebook.is_answer(cell):
+            continue
+        if cell.cell_type == "code":
+            assert "# YOUR CODE HERE" in cell.source, notebook.grade_id(cell)
+            assert "raise NotImplementedError()" in cell.source, notebook.grade_id(cell)
+        else:
+            assert cell.source.strip() == "YOUR ANSWER HERE", notebook.grade_id(cell)
+
+
+def test_release_has_no_outputs(release_nb):
+    """Is the release committed without outputs or execution counts?"""
+    for cell in release_nb.cells:
+        if cell.cell_type == "code":
+            assert cell.outputs == [] and cell.execution_count is None
+
+
+@pytest.fixture(scope="module")
+def stock_grades(source_nb, release_nb):
+    """Stock nbgrader's grades for the source and the untouched release, as submissions."""
+    return stock.autograde({"source": source_nb, "release": release_nb}, jobs=2)
+
+
+def test_source_gets_full_marks(stock_grades):
+    """Does the instructor's source, handed in as a submission, earn every autograded point?"""
+    result = stock_grades["source"]
+    assert result.messages == {}
+    assert result.score == sum(result.max_points.values()) > 0
+
+
+def test_untouched_release_gets_zero(stock_grades):
+    """Does the untouched release earn no points at all?"""
+    result = stock_grades["release"]
+    assert result.score == 0
+    assert set(result.messages) == set(result.max_points)
+
+
+def test_stated_total_matches_points(source_nb):
+    """Does the opening table state the total the metadata really adds up to?"""
+    total = sum(float(notebook.nbgrader_meta(c).get("points", 0)) for c in source_nb.cells)
+    stated = re.search(r"\*\*total\*\* \| \| \*\*(\d+)\*\*", source_nb.cells[0].source)
+    assert stated, "the opening cell has no total row"
+    assert float(stated.group(1)) == total
