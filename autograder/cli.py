@@ -4,7 +4,7 @@ import argparse
 import os
 from pathlib import Path
 
-from . import course, generate, notebook, report, stock
+from . import corpus, course, generate, notebook, report, stock
 
 
 def grade(args):
@@ -38,6 +38,12 @@ def parser():
     grading.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     grading.add_argument("--out", default="grades", help="where grades.csv goes")
     grading.set_defaults(run=grade)
+    table = commands.add_parser(
+        "corpus", help="grade the answer corpus with stock nbgrader and print what it catches"
+    )
+    table.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    table.add_argument("--readme", action="store_true", help="also update README.md's table")
+    table.set_defaults(run=corpus.main)
     commands.add_parser(
         "generate",
         help="regenerate release/, solutions/ and samples/class/ from source/",

@@ -77,3 +77,13 @@ def points(nb):
         for c in nb.cells
         if nbgrader_meta(c).get("grade")
     }
+
+
+def answer_of(test_id, answer_ids):
+    """The answer a test cell grades: ``test_head_causal`` grades ``head``.
+
+    A test's grade_id is ``test_`` + the answer id, optionally + ``_`` + a suffix;
+    the longest answer id that fits wins. None if no answer fits.
+    """
+    fits = [a for a in answer_ids if test_id == f"test_{a}" or test_id.startswith(f"test_{a}_")]
+    return max(fits, key=len, default=None)

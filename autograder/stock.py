@@ -39,15 +39,20 @@ class StockResult:
         return sum(self.points.values())
 
 
+class StockError(RuntimeError):
+    """Stock nbgrader failed on the whole batch (not just a student's notebook)."""
+
+
 def _run(course_dir, *args):
-    subprocess.run(
+    result = subprocess.run(
         [sys.executable, "-m", "nbgrader", *args],
         cwd=course_dir,
         env=course.tool_environment(),
         capture_output=True,
         text=True,
-        check=True,
     )
+    if result.returncode != 0:
+        raise StockError(f"nbgrader {' '.join(args)} failed:\n{result.stdout}{result.stderr}")
 
 
 def prepare_course(root, into):
@@ -91,11 +96,14 @@ def _grade_batch(course_dir, batch):
 
 
 def autograde(submissions, jobs=2, root=course.ROOT):
-    """Grade ``{student_id: notebook}`` with stock nbgrader; ``{student_id: StockResult}``.
+    """Grade ``{key: notebook}`` with stock nbgrader; ``{key: StockResult}``.
 
-    jobs: how many scratch courses grade side by side (each runs its students
-    one after another, as ``nbgrader autograde`` does).
+    Keys may be any strings: each submission is graded under a neutral student
+    id. jobs: how many scratch courses grade side by side (each runs its
+    students one after another, as ``nbgrader autograde`` does).
     """
+    keys = {f"s{number:04d}": key for number, key in enumerate(sorted(submissions))}
+    submissions = {student: submissions[key] for student, key in keys.items()}
     with tempfile.TemporaryDirectory(prefix="stock-") as scratch:
         scratch = Path(scratch)
         template = scratch / "template"
@@ -111,4 +119,4 @@ def autograde(submissions, jobs=2, root=course.ROOT):
                 lambda pair: _grade_batch(pair[0], {s: submissions[s] for s in pair[1]}),
                 zip(dirs, batches),
             )
-            return {student: result for part in parts for student, result in part.items()}
+            return {keys[student]: result for part in parts for student, result in part.items()}

@@ -5,7 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder import course, generate, notebook
+from autograder import corpus, course, generate, notebook, stock
+
+SOURCE_KEY, RELEASE_KEY = "~source", "~release"
+CORPUS_TABLE = pytest.StashKey[str]()
 
 
 @pytest.fixture(scope="session")
@@ -21,8 +24,50 @@ def release_nb():
 
 
 @pytest.fixture(scope="session")
+def solution_nb():
+    """The committed executed solution."""
+    return notebook.read(course.ROOT / course.SOLUTION)
+
+
+@pytest.fixture(scope="session")
+def answer_ids(release_nb):
+    """The grade_ids of the answer cells, in order."""
+    return list(notebook.answers(release_nb))
+
+
+@pytest.fixture(scope="session")
+def entries():
+    """The answer corpus: ``{"file/name": AnswerSet}``."""
+    return corpus.load_corpus(course.ROOT / course.CORPUS)
+
+
+@pytest.fixture(scope="session")
 def regenerated():
     """A folder holding release/, solutions/ and samples/ freshly generated from source/."""
     with tempfile.TemporaryDirectory(prefix="regenerated-") as out:
         generate.generate(course.ROOT, out)
         yield Path(out)
+
+
+@pytest.fixture(scope="session")
+def stock_graded(source_nb, release_nb, solution_nb, entries, request):
+    """Stock ``nbgrader autograde``'s results for the source, the release and every corpus entry.
+
+    One batch, graded two at a time: the slowest fixture of the suite.
+    """
+    submissions = corpus.build(entries, release_nb, solution_nb)
+    submissions[SOURCE_KEY] = source_nb
+    submissions[RELEASE_KEY] = release_nb
+    results = stock.autograde(submissions, jobs=2)
+    request.config.stash[CORPUS_TABLE] = corpus.table(
+        entries, results, list(notebook.answers(release_nb))
+    )
+    return results
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    """Print what the hidden tests catch, when the corpus was graded."""
+    text = config.stash.get(CORPUS_TABLE, None)
+    if text:
+        terminalreporter.section("what the hidden tests catch (stock nbgrader autograde)")
+        terminalreporter.write_line(text)

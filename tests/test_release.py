@@ -2,9 +2,9 @@
 
 import re
 
-import pytest
+from autograder import course, notebook
 
-from autograder import course, notebook, stock
+from .conftest import RELEASE_KEY, SOURCE_KEY
 
 MARKERS = (
     "BEGIN SOLUTION",
@@ -70,22 +70,16 @@ def test_release_has_no_outputs(release_nb):
             assert cell.outputs == [] and cell.execution_count is None
 
 
-@pytest.fixture(scope="module")
-def stock_grades(source_nb, release_nb):
-    """Stock nbgrader's grades for the source and the untouched release, as submissions."""
-    return stock.autograde({"source": source_nb, "release": release_nb}, jobs=2)
-
-
-def test_source_gets_full_marks(stock_grades):
+def test_source_gets_full_marks(stock_graded):
     """Does the instructor's source, handed in as a submission, earn every autograded point?"""
-    result = stock_grades["source"]
+    result = stock_graded[SOURCE_KEY]
     assert result.messages == {}
     assert result.score == sum(result.max_points.values()) > 0
 
 
-def test_untouched_release_gets_zero(stock_grades):
+def test_untouched_release_gets_zero(stock_graded):
     """Does the untouched release earn no points at all?"""
-    result = stock_grades["release"]
+    result = stock_graded[RELEASE_KEY]
     assert result.score == 0
     assert set(result.messages) == set(result.max_points)
 

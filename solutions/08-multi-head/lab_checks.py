@@ -16,12 +16,29 @@ import warnings
 import numpy as np
 
 
-def quietly(fn, *args, **kwargs):
-    """Call ``fn(*args, **kwargs)`` with numpy warnings and stderr swallowed.
+def _describe(args):
+    """The arguments of a call, as shapes: ``(5, 3), [(4, 1), (4, 3)]``."""
+
+    def one(arg):
+        if isinstance(arg, (list, tuple)):
+            return "[" + ", ".join(one(a) for a in arg) + "]"
+        if np.ndim(arg):
+            return str(np.shape(arg))
+        return repr(arg)
+
+    return ", ".join(one(arg) for arg in args)
+
+
+def quietly(fn, *args, expect=()):
+    """Call ``fn(*args)`` with numpy warnings and stderr swallowed.
 
     nbgrader gives a test cell zero points as soon as anything reaches stderr,
     so a correct answer that trips a harmless warning (``np.log(0)`` while
     building a ``-inf`` mask) would otherwise lose its marks.
+
+    If ``fn`` crashes, the failure says which function crashed on what inputs
+    (the original error stays attached, with its traceback). Exceptions listed
+    in ``expect`` pass through unchanged, for tests that want one.
     """
     with (
         warnings.catch_warnings(),
@@ -29,7 +46,15 @@ def quietly(fn, *args, **kwargs):
         contextlib.redirect_stderr(io.StringIO()),
     ):
         warnings.simplefilter("ignore")
-        return fn(*args, **kwargs)
+        try:
+            return fn(*args)
+        except expect:
+            raise
+        except Exception as error:
+            name = getattr(fn, "__name__", "your function")
+            raise AssertionError(
+                f"{name} crashed on arguments {_describe(args)}: {type(error).__name__}: {error}"
+            ) from error
 
 
 def random_arrays(seed, *shapes):
