@@ -11,6 +11,10 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet --constraint constraints.txt --editable '.[test]'
+	@# The grader sandboxes student code with bubblewrap; install it where we can.
+	@command -v bwrap >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+		&& apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; } \
+		|| echo "WARNING: bubblewrap is missing: install it (apt-get install bubblewrap) to sandbox student code"
 	touch $@
 
 ## Grade the bundled sample class and print the results.

@@ -30,4 +30,11 @@ c.Execute.record_timing = False
 c.LimitOutput.max_lines = 200
 c.LimitOutput.max_traceback = 100
 
+# Feedback shows hidden tests' messages, never their code.
+c.GenerateFeedback.preprocessors = [
+    "nbgrader.preprocessors.GetGrades",
+    "nbgrader.preprocessors.ClearHiddenTests",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+]
+
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}

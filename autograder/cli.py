@@ -1,29 +1,36 @@
-"""The command line: ``python -m autograder {grade,check,generate} ...``."""
+"""The command line: ``python -m autograder {grade,check,generate,corpus} ...``."""
 
 import argparse
-import os
-from pathlib import Path
 
-from . import corpus, course, generate, notebook, report, stock
+from . import check, corpus, course, generate
+from . import grade as grading
 
 
-def grade(args):
-    """Grade every submission below ``args.submissions``; write the CSV and print the table."""
-    source_nb = notebook.read(course.ROOT / course.SOURCE)
-    possible = notebook.points(source_nb)
-    grade_ids, max_score = list(possible), sum(possible.values())
-    submissions = {}
-    for path in sorted(Path(args.submissions).glob(str(course.submission_path("*")))):
-        submissions[path.parts[-3]] = notebook.read(path)
-    results = stock.autograde(submissions, jobs=args.jobs)
-    rows = [
-        report.Row(student, {**dict.fromkeys(grade_ids), **result.points}, max_score)
-        for student, result in results.items()
-    ]
-    report.write_csv(rows, grade_ids, Path(args.out) / "grades.csv")
-    print(report.table(rows))
-    print(report.summary(rows, next(iter(results.values())).max_points if results else {}))
-    return 0
+def _grade_parser(commands):
+    grade = commands.add_parser(
+        "grade",
+        help="grade a whole class of submissions",
+        description="Grade every submission; write grades.csv, feedback pages and the gradebook.",
+    )
+    grade.add_argument("submissions", help="a folder (nbgrader layout or LMS files) or a .zip")
+    grade.add_argument("--jobs", type=int, default=grading.default_jobs(), help="parallel workers")
+    grade.add_argument(
+        "--timeout", type=float, default=None, help="seconds per cell (default: course_config.py)"
+    )
+    grade.add_argument("--wall", type=float, default=300, help="seconds per notebook (300)")
+    grade.add_argument("--memory", type=int, default=2048, help="MiB per submission (2048)")
+    grade.add_argument("--out", default="grades", help="where grades.csv and feedback/ go")
+    grade.add_argument("--force", action="store_true", help="regrade unchanged submissions too")
+    grade.add_argument("--pattern", help="regex with a (?P<student>...) group, for LMS file names")
+    grade.add_argument(
+        "--course", default=str(course.ROOT), help="the nbgrader course folder (this repository)"
+    )
+    grade.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run student code without bubblewrap (only for code you trust)",
+    )
+    grade.set_defaults(run=grading.run)
 
 
 def parser():
@@ -33,15 +40,20 @@ def parser():
         description="Grade, self-check and regenerate the multi-head attention lab.",
     )
     commands = top.add_subparsers(dest="command", required=True)
-    grading = commands.add_parser("grade", help="grade a whole class of submissions")
-    grading.add_argument("submissions", help="a folder in nbgrader's layout")
-    grading.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    grading.add_argument("--out", default="grades", help="where grades.csv goes")
-    grading.set_defaults(run=grade)
+    _grade_parser(commands)
+    checking = commands.add_parser(
+        "check",
+        help="self-check a notebook before submitting",
+        description="Run the visible tests; exit 0 only if every answer is done and passing.",
+    )
+    checking.add_argument("notebook", help="your multi_head.ipynb")
+    checking.add_argument("--timeout", type=float, default=30, help="seconds per cell")
+    checking.add_argument("--wall", type=float, default=300, help="seconds for the notebook")
+    checking.set_defaults(run=check.run)
     table = commands.add_parser(
         "corpus", help="grade the answer corpus with stock nbgrader and print what it catches"
     )
-    table.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    table.add_argument("--jobs", type=int, default=grading.default_jobs())
     table.add_argument("--readme", action="store_true", help="also update README.md's table")
     table.set_defaults(run=corpus.main)
     commands.add_parser(

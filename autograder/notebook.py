@@ -87,3 +87,9 @@ def answer_of(test_id, answer_ids):
     """
     fits = [a for a in answer_ids if test_id == f"test_{a}" or test_id.startswith(f"test_{a}_")]
     return max(fits, key=len, default=None)
+
+
+def is_locked(cell):
+    """Is this a read-only cell the instructor wrote (not an answer, not a test)?"""
+    meta = nbgrader_meta(cell)
+    return bool(meta.get("locked")) and not meta.get("grade") and not meta.get("solution")

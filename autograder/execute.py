@@ -1,0 +1,254 @@
+"""Running a sanitised notebook: student cells in the sandbox, test cells here.
+
+Every cell the student could have written runs in the student's sandboxed
+process (:mod:`autograder.student`). Every test cell, and every read-only
+instructor cell, runs in *this* process, the grader's, in a fresh namespace
+per submission. When a test cell names something it did not define itself
+(``head``, ``world_a``), the name is looked up in the student's process: data
+comes back as data, and a function comes back as a proxy whose calls send the
+arguments over and bring the result (or the error) back.
+
+So no student code ever runs where a verdict is reached: an input transformer,
+a patched ``np.allclose``, a custom exception handler or a replaced
+``AssertionError`` only changes the student's own process, and the tests
+compare with numpy as imported here.
+"""
+
+import builtins
+import contextlib
+import time
+import warnings
+
+import nbformat
+
+from . import notebook, sandbox, wire
+from .student import _Stream, finish
+
+
+class Stop(BaseException):
+    """The student's process can no longer answer: test code must not catch this."""
+
+    def __init__(self, status, detail):
+        super().__init__(detail)
+        self.status, self.detail = status, detail
+
+
+class _CellTimedOut(BaseException):
+    """A call into the student's code ran past the cell's deadline."""
+
+
+def _exception_class(name):
+    found = getattr(builtins, name, None)
+    if isinstance(found, type) and issubclass(found, Exception):
+        return found
+    return type(name, (Exception,), {})
+
+
+class StudentFunction:
+    """A student's function, callable from test code; the call runs in the sandbox."""
+
+    def __init__(self, run, name):
+        self._run, self.__name__ = run, name
+
+    def __repr__(self):
+        return f"<student function {self.__name__}>"
+
+    def __call__(self, *args):
+        try:
+            encoded = [wire.encode(a) for a in args]
+        except wire.Unencodable as why:
+            raise TypeError(f"cannot pass {why} to the student's {self.__name__}") from None
+        reply = self._run.ask({"op": "call", "name": self.__name__, "args": encoded})
+        for output in reply.get("outputs", []):
+            stream = _stream_of(output)
+            if stream is not None:
+                stream.write(str(output.get("text", "")))
+        for message in reply.get("warnings", []):
+            warnings.warn(str(message), UserWarning, stacklevel=2)
+        _copy_back(args, reply.get("args", []))
+        if reply.get("ok"):
+            return wire.decode(reply.get("result"))
+        ename, evalue = str(reply.get("ename", "Exception")), str(reply.get("evalue", ""))
+        if ename == "KeyboardInterrupt":
+            raise _CellTimedOut()
+        error = _exception_class(ename)(evalue)
+        error.student_traceback = [str(line) for line in reply.get("traceback", [])][-6:]
+        raise error
+
+
+def _stream_of(output):
+    import sys
+
+    if isinstance(output, dict) and output.get("output_type") == "stream":
+        return sys.stderr if output.get("name") == "stderr" else sys.stdout
+    return None
+
+
+def _copy_back(args, encoded_after):
+    """Make in-place changes the student's function made to its arguments visible here."""
+    import numpy as np
+
+    for original, encoded in zip(args, encoded_after):
+        try:
+            after = wire.decode(encoded)
+        except wire.WireError:
+            continue
+        if isinstance(original, np.ndarray) and isinstance(after, np.ndarray):
+            if original.shape == after.shape and original.flags.writeable:
+                original[...] = after
+        elif isinstance(original, list) and isinstance(after, list):
+            original[:] = after
+        elif isinstance(original, dict) and isinstance(after, dict):
+            original.clear()
+            original.update(after)
+
+
+class TestNamespace(dict):
+    """Globals for the test cells; a name they lack is looked up in the student's process."""
+
+    def __init__(self, run):
+        super().__init__(__name__="__main__", __builtins__=builtins)
+        self._run, self.cache = run, {}
+
+    def __missing__(self, name):
+        if name in vars(builtins) or name.startswith("__"):
+            raise KeyError(name)
+        if name in self.cache:
+            return self.cache[name]
+        reply = self._run.ask({"op": "lookup", "name": name})
+        kind = reply.get("kind")
+        if kind == "callable":
+            value = StudentFunction(self._run, name)
+        elif kind == "value":
+            value = wire.decode(reply.get("value"))
+        elif kind == "unencodable":
+            raise TypeError(f"{name} holds {reply.get('type')}, which the tests cannot check")
+        else:
+            raise KeyError(name)
+        self.cache[name] = value
+        return value
+
+
+class Run:
+    """One submission's execution: the student's process, deadlines, what went wrong."""
+
+    def __init__(self, student, cell_timeout, wall_timeout):
+        self.student, self.cell_timeout = student, cell_timeout
+        self.wall_deadline = time.monotonic() + wall_timeout
+        self.cell_deadline = self.wall_deadline
+        self.namespace = TestNamespace(self)
+        self.timed_out = []  # grade_ids (or positions) of cells that ran out of time
+
+    def start_cell(self):
+        """Start a cell's clock; raise Stop if the whole notebook is out of time."""
+        now = time.monotonic()
+        if now >= self.wall_deadline:
+            raise Stop("timeout", "the notebook ran past its time limit")
+        self.cell_deadline = min(now + self.cell_timeout, self.wall_deadline)
+        self.namespace.cache = {}
+
+    def ask(self, message):
+        """One request to the student's process within the current cell's deadline."""
+        try:
+            return self.student.request(message, self.cell_deadline - time.monotonic())
+        except sandbox.CellTimeout as timeout:
+            if self.student.dead:
+                raise Stop("timeout", "a cell ran past its time limit and would not stop") from None
+            raise _CellTimedOut() from timeout
+        except sandbox.StudentGone as gone:
+            raise Stop("kernel_died", f"the notebook's process died ({gone})") from None
+        except sandbox.Tampered as why:
+            raise Stop("tampered", f"the notebook's process sent garbage ({why})") from None
+
+
+def _error(ename, evalue, lines=()):
+    return nbformat.v4.new_output(
+        "error", ename=ename, evalue=evalue, traceback=[*lines, f"{ename}: {evalue}"]
+    )
+
+
+TIMEOUT_ERROR = ("CellTimeoutError", "the cell ran longer than its time limit")
+
+
+def _student_outputs(reply):
+    """The outputs the student's process reported, as validated notebook outputs."""
+    outputs = []
+    for raw in reply.get("outputs", []):
+        try:
+            output = nbformat.from_dict(raw)
+            nbformat.validator.validate(
+                nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(outputs=[output])])
+            )
+        except Exception:
+            continue  # not a valid output: drop it rather than trust it
+        outputs.append(output)
+    return outputs
+
+
+def run_student_cell(run, cell):
+    """Run a cell the student may have written, in the sandbox."""
+    try:
+        reply = run.ask({"op": "run", "source": cell.source})
+    except _CellTimedOut:
+        run.timed_out.append(notebook.grade_id(cell) or "a cell of yours")
+        return [_error(*TIMEOUT_ERROR)]
+    return _student_outputs(reply)
+
+
+def run_trusted_cell(run, cell):
+    """Run an instructor's cell (a test, or a read-only cell) in this process."""
+    outputs = []
+    streams = _Stream("stdout", outputs), _Stream("stderr", outputs)
+    with contextlib.redirect_stdout(streams[0]), contextlib.redirect_stderr(streams[1]):
+        try:
+            exec(compile(cell.source, f"<{notebook.grade_id(cell)}>", "exec"), run.namespace)
+        except _CellTimedOut:
+            run.timed_out.append(notebook.grade_id(cell))
+            outputs.append(_error(*TIMEOUT_ERROR))
+        except Exception as error:
+            cause = error.__cause__ or error
+            lines = getattr(cause, "student_traceback", [])
+            lines = [f"In your code:\n{''.join(lines)}"] if lines else []
+            outputs.append(_error(type(error).__name__, str(error), lines))
+    return [nbformat.from_dict(o) if isinstance(o, dict) else o for o in finish(outputs)]
+
+
+def execute(nb, student, cell_timeout, wall_timeout):
+    """Run every code cell of ``nb`` in order; outputs go into ``nb``.
+
+    Returns ``(status, detail)``: ``("ok", "")`` or why the run stopped early. Test
+    cells that never ran get an error output, so they can never earn points.
+    """
+    run = Run(student, cell_timeout, wall_timeout)
+    count, stopped = 0, None
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        for cell in nb.cells:
+            if cell.cell_type != "code":
+                continue
+            cell.outputs = []
+            if stopped:
+                if notebook.is_test(cell):
+                    cell.outputs = [_error("NotGraded", f"not run: {stopped.detail}")]
+                continue
+            try:
+                run.start_cell()
+                instructor = notebook.is_test(cell) or notebook.is_locked(cell)
+                if not notebook.is_test(cell):
+                    cell.outputs = run_student_cell(run, cell)
+                if instructor:
+                    trusted = run_trusted_cell(run, cell)
+                    cell.outputs = cell.outputs + trusted if not notebook.is_test(cell) else trusted
+            except Stop as stop:
+                stopped = stop
+                if notebook.is_test(cell) or not cell.outputs:
+                    cell.outputs = [_error("NotGraded", f"not run: {stop.detail}")]
+                continue
+            count += 1
+            cell.execution_count = count
+    if stopped:
+        return stopped.status, stopped.detail
+    if run.timed_out:
+        limit = f"{run.cell_timeout:g} s"
+        return "timeout", f"ran longer than {limit} and was interrupted: {', '.join(run.timed_out)}"
+    return "ok", ""

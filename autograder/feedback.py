@@ -1,0 +1,78 @@
+"""Feedback pages in nbgrader's format, rendered where the submission was graded.
+
+The page is nbgrader's own feedback template over the executed notebook, with
+hidden tests' code removed (their messages stay). Scores come from the grading
+that just happened (:class:`KnownGrades`, the stand-in for nbgrader's
+``GetGrades``, which would read the same numbers back from the gradebook), so
+pages render in the parallel workers instead of one after another.
+"""
+
+from pathlib import Path
+
+import nbformat
+import nbgrader
+from nbconvert.exporters import HTMLExporter
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor
+from traitlets.config import Config
+
+from . import notebook
+
+FORMGRADER = Path(nbgrader.__file__).parent / "server_extensions" / "formgrader"
+
+
+class KnownGrades(NbGraderPreprocessor):
+    """Put already computed points where nbgrader's feedback template looks for them.
+
+    ``resources["nbgrader"]["points"]``: ``{grade_id: points or None}``.
+    """
+
+    def preprocess(self, nb, resources):
+        earned = resources["nbgrader"]["points"]
+        possible = notebook.points(nb)
+        for cell in nb.cells:
+            meta = notebook.nbgrader_meta(cell)
+            if meta.get("solution") or meta.get("task"):
+                meta["comment"] = None
+            if meta.get("grade"):
+                meta["score"] = earned.get(meta["grade_id"])
+                meta["points"] = possible[meta["grade_id"]]
+        resources["nbgrader"]["score"] = sum(p for p in earned.values() if p is not None)
+        resources["nbgrader"]["max_score"] = sum(possible.values())
+        resources["nbgrader"]["late_penalty"] = 0
+        return nb, resources
+
+
+def status_cell(status, detail):
+    """A markdown cell that tells the student (and the TA) why grading was incomplete."""
+    return nbformat.v4.new_markdown_cell(
+        f"> **Grading note: `{status}`.** {detail}. The points below are what the "
+        "parts that could be graded earned; a TA has been told."
+    )
+
+
+class Renderer:
+    """Renders feedback pages; build one per process and reuse it."""
+
+    def __init__(self, config):
+        template = Config(config)
+        template.HTMLExporter.template_name = "feedback"
+        template.HTMLExporter.extra_template_basedirs = [str(FORMGRADER / "templates")]
+        template.HTMLExporter.extra_template_paths = [
+            str(FORMGRADER / "static" / "node_modules" / "bootstrap" / "dist" / "css")
+        ]
+        template.ClearHiddenTests.enforce_metadata = False
+        # Student outputs may carry HTML; a <script> must not run in a TA's browser.
+        template.HTMLExporter.sanitize_html = True
+        self.exporter = HTMLExporter(config=template)
+        for preprocessor in (KnownGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor):
+            self.exporter.register_preprocessor(preprocessor(config=template), enabled=True)
+
+    def render(self, student_id, nb, points, status="ok", detail=""):
+        """The feedback page (HTML) for one student's executed notebook (or None)."""
+        nb = nbformat.v4.new_notebook() if nb is None else nbformat.from_dict(nb)
+        if status != "ok":
+            nb.cells.insert(0, status_cell(status, detail))
+        resources = {"nbgrader": {"student": student_id, "points": points}}
+        html, _ = self.exporter.from_notebook_node(nb, resources=resources)
+        return html

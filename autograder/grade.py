@@ -1,0 +1,191 @@
+"""``python -m autograder grade``: a whole class, in parallel, resumable.
+
+The stages, and where each runs:
+
+1. collect (main): every submission, one per student (:mod:`autograder.collect`);
+2. skip (main): students whose file is unchanged since a finished run
+   (content hash in ``DIR/.state/``), unless ``--force``;
+3. grade (worker processes, ``--jobs`` of them, each with its own sandbox):
+   read, inspect, sanitise, execute, score (:mod:`autograder.worker`);
+4. record (main, one student at a time, after that student's process is gone):
+   autograded notebook, gradebook, feedback page, state (:mod:`autograder.record`);
+5. report (main): ``grades.csv`` and the summary (:mod:`autograder.report`).
+"""
+
+import json
+import multiprocessing
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+
+from nbgrader.coursedir import CourseDirectory
+from tqdm import tqdm
+
+from . import collect, course, notebook, record, report, worker
+from .sandbox import Limits
+
+
+def ensure_gradebook(root, config):
+    """The course gradebook's URL, after recording the assignment in it if needed."""
+    db_url = CourseDirectory(config=config, root=str(root)).db_url
+    if not record.gradebook_has_assignment(db_url):
+        with tempfile.TemporaryDirectory(prefix="release-") as scratch:
+            result = subprocess.run(
+                [
+                    sys.executable, "-m", "nbgrader", "generate_assignment", course.ASSIGNMENT,
+                    "--force", f"--CourseDirectory.release_directory={scratch}",
+                ],
+                cwd=root, env=course.tool_environment(), capture_output=True, text=True,
+            )  # fmt: skip
+        if result.returncode != 0:
+            raise RuntimeError(f"could not set up the gradebook:\n{result.stderr[-3000:]}")
+    return db_url
+
+
+def snapshot(db_url, into):
+    """A read-only copy of the gradebook for the workers, who only look up source cells."""
+    source = db_url[len("sqlite:///") :]
+    target = Path(into) / "gradebook.db"
+    shutil.copy(source, target)
+    return f"sqlite:///{target}"
+
+
+class State:
+    """``DIR/.state/<student>.json``: finished students, so a rerun can skip them."""
+
+    def __init__(self, out):
+        self.folder = Path(out) / ".state"
+
+    def load(self, student_id):
+        path = self.folder / f"{student_id}.json"
+        try:
+            return json.loads(path.read_text())
+        except (OSError, ValueError):
+            return None
+
+    def save(self, student_id, sha256, row):
+        record.write_atomic(
+            self.folder / f"{student_id}.json",
+            json.dumps({"sha256": sha256, "row": row.__dict__}, sort_keys=True),
+        )
+
+
+def _row(result, possible):
+    points = dict.fromkeys(possible)
+    if result.notebook is None:
+        points.update(dict.fromkeys(possible, 0.0))
+    else:
+        points.update(result.points)
+    return report.Row(
+        result.student_id, points, sum(possible.values()), result.status, result.detail,
+        result.messages,
+    )  # fmt: skip
+
+
+def _grader_error(submission, error, possible):
+    result = worker.Result(
+        submission.student_id, submission.sha256, "grader_error",
+        f"the grader failed on this submission ({type(error).__name__}: {error})", {}, {}, None,
+    )  # fmt: skip
+    return result
+
+
+def run(args):
+    """Grade ``args.submissions``; returns the exit status (0 when every student got a row)."""
+    root = Path(args.course).resolve()
+    out = Path(args.out).resolve()
+    config = worker.load_config(root)
+    if args.timeout is None:
+        args.timeout = float(config.Execute.get("timeout", 30))
+    submissions = collect.collect(args.submissions, args.pattern)
+    possible = notebook.points(notebook.read(root / course.SOURCE))
+    db_url = ensure_gradebook(root, config)
+    state = State(out)
+    rows, todo = {}, []
+    for sub in submissions:
+        saved = state.load(sub.student_id)
+        if saved and saved.get("sha256") == sub.sha256 and not args.force:
+            rows[sub.student_id] = report.Row(**saved["row"])
+        else:
+            todo.append(sub)
+    print(
+        f"{len(submissions)} submission(s): {len(todo)} to grade, "
+        f"{len(submissions) - len(todo)} unchanged since the last run",
+        file=sys.stderr,
+    )
+    recorder = record.Recorder(root, db_url, out, config)
+    limits = Limits(memory=args.memory * 2**20)
+    warned = False
+    with tempfile.TemporaryDirectory(prefix="grading-") as scratch:
+        settings = worker.Settings(
+            str(root),
+            snapshot(db_url, scratch),
+            args.timeout,
+            args.wall,
+            limits,
+            not args.no_sandbox,
+        )
+        remaining = {sub.student_id: sub for sub in todo}
+        attempts = 0
+        progress = tqdm(
+            total=len(todo), unit="nb", desc="grading", file=sys.stderr, disable=not todo
+        )
+        while remaining and attempts < 3:
+            attempts += 1
+            context = multiprocessing.get_context("spawn")
+            jobs = max(1, min(args.jobs, len(remaining)))
+            try:
+                with ProcessPoolExecutor(jobs, context, worker.start, (settings,)) as pool:
+                    futures = {pool.submit(worker.grade, sub): sub for sub in remaining.values()}
+                    for future in as_completed(futures):
+                        sub = futures[future]
+                        try:
+                            result = future.result()
+                        except BrokenProcessPool:
+                            raise
+                        except Exception as error:
+                            result = _grader_error(sub, error, possible)
+                        if result.unprotected and not warned:
+                            warned = True
+                            _warn(result.unprotected)
+                        recorder.save(result, sub.modified)
+                        row = _row(result, possible)
+                        state.save(sub.student_id, sub.sha256, row)
+                        rows[sub.student_id] = row
+                        del remaining[sub.student_id]
+                        progress.update()
+            except BrokenProcessPool:
+                continue  # a worker died: start a fresh pool for those not yet graded
+        progress.close()
+    for sub in remaining.values():  # the pool kept dying: still, everyone gets a row
+        result = _grader_error(sub, RuntimeError("worker processes kept dying"), possible)
+        recorder.save(result, sub.modified)
+        rows[sub.student_id] = _row(result, possible)
+    ordered = [rows[sub.student_id] for sub in submissions]
+    report.write_csv(ordered, list(possible), out / "grades.csv")
+    tests = {k: v for k, v in possible.items() if k.startswith("test_")}
+    print(report.table(ordered))
+    print()
+    print(report.summary(ordered, tests))
+    print(f"\nwrote {out / 'grades.csv'} and {len(ordered)} feedback page(s) in {out / 'feedback'}")
+    return 0
+
+
+def _warn(unprotected):
+    lines = "\n".join(f"  - {item}" for item in unprotected)
+    print(
+        f"\nWARNING: grading WITHOUT these protections:\n{lines}\n"
+        "Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) and allow user "
+        "namespaces to grade untrusted code safely.\n",
+        file=sys.stderr,
+    )
+
+
+def default_jobs():
+    """All the cores this process may use."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()

@@ -1,0 +1,240 @@
+"""Starting and talking to the sandboxed student processes.
+
+One :class:`Sandbox` per worker: a zygote (:mod:`autograder.student`) started
+once inside bubblewrap, with a read-only view of the system and the Python
+installation and nothing of the course: not the source notebook, not the
+gradebook, not the submissions, not the results. Every submission gets a
+:class:`Student`: a child forked from the zygote into namespaces of its own,
+spoken to over its own socket with deadlines on every request.
+
+Where bubblewrap or user namespaces are missing, the grader still runs, and
+:attr:`Sandbox.unprotected` lists what it runs without, for the TA to see.
+"""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import course, wire
+
+GRACE = 3.0  # seconds an interrupted cell gets to stop before its process is killed
+
+
+class StudentGone(Exception):
+    """The student's process died, or was killed after not answering."""
+
+
+class CellTimeout(Exception):
+    """A request did not finish in time; ``reply`` is what came back after the interrupt."""
+
+    def __init__(self, reply=None):
+        super().__init__("no reply before the timeout")
+        self.reply = reply
+
+
+class Tampered(Exception):
+    """The student's process sent something that is not a well-formed reply."""
+
+
+@dataclass
+class Limits:
+    """Per-submission limits.
+
+    memory: bytes the student's code may allocate; file_size: bytes per file;
+    processes: extra processes or threads; scratch_mb: the scratch tmpfs, MiB;
+    cpu_seconds: CPU time for the whole submission.
+    """
+
+    memory: int = 2 * 2**30
+    file_size: int = 64 * 2**20
+    processes: int = 64
+    scratch_mb: int = 64
+    cpu_seconds: int = 600
+
+    def for_child(self):
+        """The limits as the child applies them (processes counted for this user)."""
+        mine = sum(
+            1 for p in Path("/proc").iterdir() if p.name.isdigit() and _owner(p) == os.getuid()
+        )
+        return {
+            "memory": self.memory,
+            "file_size": self.file_size,
+            "processes": mine + self.processes,
+            "scratch_mb": self.scratch_mb,
+            "cpu_seconds": self.cpu_seconds,
+        }
+
+
+def _owner(proc_dir):
+    try:
+        return proc_dir.stat().st_uid
+    except OSError:
+        return None
+
+
+def _bwrap_command():
+    """bubblewrap's arguments for a read-only system with nothing of the course in it."""
+    command = ["bwrap", "--die-with-parent", "--new-session", "--unshare-all"]
+    for path in ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc"):
+        if os.path.islink(path):
+            command += ["--symlink", os.readlink(path), path]
+        elif os.path.exists(path):
+            command += ["--ro-bind", path, path]
+    python_paths = {
+        sys.prefix,
+        sys.base_prefix,
+        os.path.dirname(os.path.realpath(sys.executable)),
+        str(Path(__file__).resolve().parent),  # this package, for `-m autograder.student`
+    }
+    for path in sorted(python_paths):
+        if not path.startswith(("/usr/", "/etc/")):
+            command += ["--ro-bind", path, path]
+    command += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--chdir", "/tmp"]
+    return command
+
+
+def _environment():
+    keep = ("PATH", "LANG", "LC_ALL", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+    env = {k: v for k, v in course.tool_environment().items() if k in keep}
+    env.update(
+        HOME="/tmp",
+        IPYTHONDIR="/tmp/.ipython",
+        MPLCONFIGDIR="/tmp/.matplotlib",
+        OPENBLAS_NUM_THREADS="1",
+        OMP_NUM_THREADS="1",
+        PYTHONHASHSEED="0",
+    )
+    return env
+
+
+class Sandbox:
+    """A zygote that forks one isolated student process per submission."""
+
+    def __init__(self, use_bwrap=True, start_timeout=120):
+        self.unprotected = []
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        command = [sys.executable, "-I", "-m", "autograder.student", str(child.fileno())]
+        if use_bwrap and shutil.which("bwrap"):
+            command = _bwrap_command() + command
+        else:
+            self.unprotected.append(
+                "bubblewrap: student code can read every file the grader can read"
+            )
+        self.process = subprocess.Popen(
+            command,
+            pass_fds=[child.fileno()],
+            env=_environment(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        child.close()
+        self.control = parent
+        self.control.settimeout(start_timeout)
+        try:
+            ready = json.loads(self.control.recv(4096) or b"{}")
+        except (OSError, ValueError):
+            ready = {}
+        if not ready.get("ready"):
+            self.process.kill()
+            detail = self.process.stderr.read().decode(errors="replace")[-2000:]
+            raise RuntimeError(f"the sandbox did not start:\n{detail}")
+        self.control.settimeout(None)
+
+    def spawn(self, files, limits, timeout=30):
+        """A fresh, isolated student process, with ``files`` ({name: text}) in its scratch."""
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        message = {"op": "spawn", "files": files, "limits": limits.for_child()}
+        socket.send_fds(self.control, [json.dumps(message).encode()], [theirs.fileno()])
+        theirs.close()
+        mine.settimeout(timeout)
+        try:
+            hello = wire.receive(mine)
+        except (OSError, EOFError, wire.WireError) as error:
+            mine.close()
+            raise StudentGone(f"the student process did not start: {error}") from None
+        return Student(self, mine, int(hello["pid"]), list(hello.get("unprotected", [])))
+
+    def signal(self, pid, number):
+        """Have the zygote send signal ``number`` to its child ``pid``."""
+        try:
+            self.control.send(json.dumps({"op": "signal", "pid": pid, "signal": number}).encode())
+        except OSError:
+            pass
+
+    def alive(self):
+        """Is the zygote still running?"""
+        return self.process.poll() is None
+
+    def close(self):
+        """Stop the zygote and everything it started."""
+        self.control.close()
+        if self.alive():
+            self.process.kill()
+        self.process.wait()
+        self.process.stderr.close()
+
+
+@dataclass
+class Student:
+    """One submission's sandboxed process; every request has a deadline."""
+
+    sandbox: Sandbox
+    sock: socket.socket
+    pid: int
+    unprotected: list = field(default_factory=list)
+    dead: bool = False
+
+    def request(self, message, timeout):
+        """Send ``message`` and wait up to ``timeout`` seconds for the reply.
+
+        On timeout the student's code is interrupted (KeyboardInterrupt); if it
+        does not stop within a few seconds its process is killed.
+        """
+        if self.dead:
+            raise StudentGone("the student process is gone")
+        try:
+            wire.send(self.sock, message)
+            self.sock.settimeout(max(timeout, 0.01))
+            return wire.receive(self.sock)
+        except TimeoutError:
+            self.sandbox.signal(self.pid, signal.SIGINT)
+            try:
+                self.sock.settimeout(GRACE)
+                reply = wire.receive(self.sock)
+            except (TimeoutError, EOFError, OSError, wire.WireError):
+                self.kill()
+                raise CellTimeout() from None
+            raise CellTimeout(reply) from None
+        except (EOFError, OSError) as error:
+            self.dead = True
+            raise StudentGone(str(error) or "the student process exited") from None
+        except wire.WireError as error:
+            self.kill()
+            raise Tampered(str(error)) from None
+
+    def kill(self):
+        """Kill the student's process (and with it everything it started)."""
+        if not self.dead:
+            self.sandbox.signal(self.pid, signal.SIGKILL)
+            self.dead = True
+
+    def close(self):
+        """Say goodbye, then make sure the process is gone."""
+        if not self.dead:
+            try:
+                self.sock.settimeout(1)
+                wire.send(self.sock, {"op": "bye"})
+            except OSError:
+                pass
+            time.sleep(0)  # let it exit on its own before the kill below
+        self.kill()
+        self.sock.close()

@@ -1,0 +1,123 @@
+"""The data-only wire between the trusted grader and a student's sandboxed process.
+
+Frames are an 8-byte big-endian length and a JSON body. Values cross as tagged
+JSON: ``None``, bools, ints, floats and strings as themselves; tuples, lists and
+dicts tagged so their types survive; numpy arrays and scalars as ``.npy`` bytes
+read back with ``allow_pickle=False``. Nothing that crosses can run code on the
+receiving side: no pickle, no object arrays, bounded size and depth.
+"""
+
+import base64
+import io
+import json
+import struct
+
+import numpy as np
+
+MAX_FRAME = 64 * 2**20  # bytes; a student's answer is a few small arrays
+MAX_DEPTH = 20  # nesting of lists and tuples in a value
+
+
+class WireError(Exception):
+    """The other side sent something that is not a well-formed message."""
+
+
+class Unencodable(TypeError):
+    """A value that cannot cross the wire (a function, an object, an object array)."""
+
+
+def _npy(array):
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=False)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _from_npy(text):
+    return np.load(io.BytesIO(base64.b64decode(text)), allow_pickle=False)
+
+
+def encode(value, depth=0):
+    """A JSON-able form of ``value``; raises Unencodable for what cannot cross."""
+    if depth > MAX_DEPTH:
+        raise Unencodable("nested too deeply")
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, np.ndarray):
+        if value.dtype.hasobject:
+            raise Unencodable("an array of Python objects")
+        return {"t": "nd", "v": _npy(value)}
+    if isinstance(value, np.generic):
+        if isinstance(value, np.object_):
+            raise Unencodable("a numpy object scalar")
+        return {"t": "np", "v": _npy(np.asarray(value))}
+    if isinstance(value, complex):
+        return {"t": "complex", "v": [value.real, value.imag]}
+    if isinstance(value, (tuple, list)):
+        kind = "tuple" if isinstance(value, tuple) else "list"
+        return {"t": kind, "v": [encode(item, depth + 1) for item in value]}
+    if isinstance(value, dict):
+        return {
+            "t": "dict",
+            "v": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()],
+        }
+    raise Unencodable(type(value).__name__)
+
+
+def decode(data, depth=0):
+    """The value ``encode`` made ``data`` from; raises WireError on anything else."""
+    if depth > MAX_DEPTH:
+        raise WireError("value nested too deeply")
+    if data is None or isinstance(data, (bool, int, float, str)):
+        return data
+    if not isinstance(data, dict) or "t" not in data or "v" not in data:
+        raise WireError(f"not a value: {str(data)[:80]}")
+    kind, body = data["t"], data["v"]
+    try:
+        if kind == "nd":
+            return _from_npy(body)
+        if kind == "np":
+            return _from_npy(body)[()]
+        if kind == "complex":
+            return complex(float(body[0]), float(body[1]))
+        if kind == "tuple":
+            return tuple(decode(item, depth + 1) for item in body)
+        if kind == "list":
+            return [decode(item, depth + 1) for item in body]
+        if kind == "dict":
+            return {decode(k, depth + 1): decode(v, depth + 1) for k, v in body}
+    except WireError:
+        raise
+    except Exception as error:  # malformed npy, wrong shapes of lists, unhashable keys
+        raise WireError(f"malformed {kind}: {error}") from None
+    raise WireError(f"unknown value kind {kind!r}")
+
+
+def send(sock, message):
+    """Send one message (a JSON-able dict) as a frame."""
+    body = json.dumps(message, allow_nan=True).encode()
+    sock.sendall(struct.pack(">Q", len(body)) + body)
+
+
+def _exactly(sock, size):
+    chunks, remaining = [], size
+    while remaining:
+        chunk = sock.recv(min(remaining, 2**20))
+        if not chunk:
+            raise EOFError("the other side closed the connection")
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def receive(sock):
+    """Read one frame; a dict. EOFError when the other side is gone, WireError on garbage."""
+    (size,) = struct.unpack(">Q", _exactly(sock, 8))
+    if size > MAX_FRAME:
+        raise WireError(f"a frame of {size} bytes is over the limit of {MAX_FRAME}")
+    try:
+        message = json.loads(_exactly(sock, size))
+    except (ValueError, RecursionError) as error:
+        raise WireError(f"not JSON: {error}") from None
+    if not isinstance(message, dict):
+        raise WireError("a frame that is not a message")
+    return message

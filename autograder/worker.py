@@ -1,0 +1,196 @@
+"""Grading one submission, in a worker process with its own sandbox.
+
+The stages, in order: read the file, inspect it against the release, sanitise
+it with stock nbgrader's preprocessors, execute it (:mod:`autograder.execute`),
+post-process and score it (:mod:`autograder.score`). The worker never writes
+anything: it returns a :class:`Result` and the main process records it.
+"""
+
+import logging
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+from traitlets.config.loader import PyFileConfigLoader
+
+from . import course, execute, feedback, notebook, sanitize, score
+from .sandbox import Limits, Sandbox, StudentGone
+
+# Which status wins when several things went wrong: the first in this list.
+SEVERITY = (
+    "unreadable",
+    "kernel_died",
+    "timeout",
+    "memory_limit",
+    "tampered",
+    "cells_missing",
+    "ok",
+)
+
+
+@dataclass
+class Settings:
+    """What every worker needs to know; picklable, sent once per worker.
+
+    cell_timeout, wall_timeout: seconds; limits: the sandbox's :class:`Limits`.
+    """
+
+    course_root: str
+    db_url: str
+    cell_timeout: float = 30
+    wall_timeout: float = 300
+    limits: Limits = field(default_factory=Limits)
+    use_bwrap: bool = True
+
+
+@dataclass
+class Result:
+    """One submission, graded: what the main process records."""
+
+    student_id: str
+    sha256: str
+    status: str
+    detail: str
+    points: dict
+    messages: dict
+    notebook: dict | None  # the executed notebook, as JSON
+    unprotected: list = field(default_factory=list)
+    feedback: str | None = None  # the feedback page, HTML
+
+
+def load_config(root):
+    """The course's nbgrader configuration, read as nbgrader reads it."""
+    return PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+
+
+def worst(*statuses):
+    """The most serious of several statuses."""
+    return min(statuses, key=SEVERITY.index)
+
+
+class Worker:
+    """A worker's long-lived state: configuration, reference notebooks, its sandbox."""
+
+    def __init__(self, settings):
+        self.settings = settings
+        root = Path(settings.course_root)
+        logging.getLogger("traitlets").setLevel(logging.ERROR)
+        # The trusted test cells import the course's helper module, from the source.
+        sys.path.insert(0, str(root / "source" / course.ASSIGNMENT))
+        self.config = load_config(root)
+        self.release_nb = notebook.read(root / course.RELEASE)
+        folder = root / "source" / course.ASSIGNMENT
+        self.files = {
+            p.name: p.read_text() for p in folder.iterdir() if p.is_file() and p.suffix == ".py"
+        }
+        self.sandbox = None
+        self.renderer = feedback.Renderer(self.config)
+
+    def _sandbox(self):
+        if self.sandbox is None or not self.sandbox.alive():
+            self.sandbox = Sandbox(use_bwrap=self.settings.use_bwrap)
+        return self.sandbox
+
+    def resources(self, student_id):
+        """What nbgrader's preprocessors expect to find in ``resources``."""
+        return {
+            "nbgrader": {
+                "notebook": Path(course.NOTEBOOK).stem,
+                "assignment": course.ASSIGNMENT,
+                "student": student_id,
+                "db_url": self.settings.db_url,
+            }
+        }
+
+    def prepare(self, student_id, data):
+        """``(sanitised notebook, status, detail)``; the notebook is None if unreadable."""
+        try:
+            nb, version = sanitize.read(data)
+        except sanitize.Unreadable as why:
+            return None, "unreadable", str(why)
+        found = sanitize.inspect(nb, self.release_nb)
+        status, detail = found.status, found.detail
+        if version < 4:
+            detail = "; ".join(filter(None, [detail, f"upgraded from nbformat {version}"]))
+        try:
+            clean = sanitize.sanitize(nb, self.config, self.resources(student_id))
+        except Exception as error:  # nbgrader refuses the metadata: keep only the answers
+            status = "tampered"
+            detail = "; ".join(
+                filter(
+                    None, [detail, f"nbgrader metadata unusable ({error}); graded the answers only"]
+                )
+            )
+            clean = sanitize.sanitize(
+                sanitize.rebuild(self.release_nb, nb), self.config, self.resources(student_id)
+            )
+        return clean, status, detail
+
+    def grade(self, submission):
+        """Grade one :class:`~autograder.collect.Submission`, feedback page included."""
+        result = self._grade(submission)
+        result.feedback = self.renderer.render(
+            result.student_id, result.notebook, result.points, result.status, result.detail
+        )
+        return result
+
+    def _grade(self, submission):
+        sid = submission.student_id
+        clean, status, detail = self.prepare(sid, submission.data)
+        if clean is None:
+            return Result(sid, submission.sha256, status, detail, {}, {}, None)
+        try:
+            student = self._sandbox().spawn(self.files, self.settings.limits)
+        except StudentGone as gone:
+            self.sandbox.close()
+            self.sandbox = None
+            return Result(sid, submission.sha256, "kernel_died", str(gone), {}, {}, None)
+        try:
+            ran, why = execute.execute(
+                clean, student, self.settings.cell_timeout, self.settings.wall_timeout
+            )
+        finally:
+            student.close()
+        if ran == "ok" and _ran_out_of_memory(clean):
+            ran, why = "memory_limit", "the notebook ran out of memory"
+        graded = score.postprocess(clean, self.config)
+        status = worst(status, ran)
+        detail = "; ".join(filter(None, [why, detail]))
+        return Result(
+            sid,
+            submission.sha256,
+            status,
+            detail,
+            score.points(graded),
+            score.messages(graded),
+            nbformat.from_dict(graded),
+            list(self.sandbox.unprotected + student.unprotected),
+        )
+
+    def close(self):
+        """Stop the sandbox."""
+        if self.sandbox:
+            self.sandbox.close()
+
+
+def _ran_out_of_memory(nb):
+    return any(
+        output.get("ename") == "MemoryError"
+        for cell in nb.cells
+        for output in cell.get("outputs", [])
+    )
+
+
+_worker = None
+
+
+def start(settings):
+    """Process-pool initializer: one Worker per process."""
+    global _worker
+    _worker = Worker(settings)
+
+
+def grade(submission):
+    """Process-pool task: grade one submission with this process's Worker."""
+    return _worker.grade(submission)

@@ -1,0 +1,82 @@
+"""Are submissions found, named and deduplicated as a TA downloaded them?"""
+
+import os
+import zipfile
+
+import pytest
+
+from autograder import collect, course
+
+
+def _touch(path, data=b"{}", mtime=None):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    if mtime:
+        os.utime(path, (mtime, mtime))
+
+
+def test_nbgrader_layout(tmp_path):
+    """Is the student id the folder name in nbgrader's layout?"""
+    _touch(tmp_path / course.submission_path("ada"))
+    _touch(tmp_path / course.submission_path("ben"))
+    assert [s.student_id for s in collect.collect(tmp_path)] == ["ada", "ben"]
+
+
+@pytest.mark.parametrize(
+    "name, student",
+    [
+        ("doejane_12345_67890_multi_head.ipynb", "doejane"),
+        ("doejane_LATE_12345_67890_multi_head-2.ipynb", "doejane"),
+        ("Jane Doe_4711_assignsubmission_file_multi_head.ipynb", "jane_doe"),
+        ("Jane Doe_4711_assignsubmission_file_/multi_head.ipynb", "jane_doe"),
+        ("ada.ipynb", "ada"),
+        ("ben_multi_head.ipynb", "ben"),
+    ],
+)
+def test_lms_names(name, student):
+    """Is the student id read from Canvas, Moodle and plain file names?"""
+    assert collect.student_of(name)[0] == student
+
+
+def test_custom_pattern():
+    """Does --pattern's student group win over the built-in names?"""
+    assert collect.student_of("hw8-s1234567.ipynb", r"hw8-(?P<student>s\d+)")[0] == "s1234567"
+
+
+def test_newest_submission_wins(tmp_path):
+    """When a student handed in twice, is the newer file the one graded?"""
+    _touch(tmp_path / "doejane_1_2_multi_head.ipynb", b"old", mtime=1_000_000)
+    _touch(tmp_path / "doejane_1_2_multi_head-1.ipynb", b"new", mtime=2_000_000)
+    _touch(tmp_path / "smithjo_3_4_multi_head.ipynb", b"only")
+    found = {s.student_id: s.data for s in collect.collect(tmp_path)}
+    assert found == {"doejane": b"new", "smithjo": b"only"}
+
+
+def test_zip_is_read_without_extracting(tmp_path):
+    """Is a Canvas .zip read in memory, the newest entry per student kept?"""
+    archive = tmp_path / "submissions.zip"
+    with zipfile.ZipFile(archive, "w") as out:
+        out.writestr(zipfile.ZipInfo("doejane_1_2_multi_head.ipynb", (2026, 1, 1, 0, 0, 0)), "old")
+        out.writestr(
+            zipfile.ZipInfo("doejane_1_2_multi_head-1.ipynb", (2026, 1, 2, 0, 0, 0)), "new"
+        )
+        out.writestr("__MACOSX/._doejane_1_2_multi_head.ipynb", "junk")
+        out.writestr("../../escape_9_9_multi_head.ipynb", "x")
+    found = {s.student_id: s.data for s in collect.collect(archive)}
+    assert found["doejane"] == b"new"
+    assert "escape" in found and not (tmp_path.parent / "escape_9_9_multi_head.ipynb").exists()
+
+
+def test_not_a_zip(tmp_path):
+    """Is a file that is not a .zip refused with a clear message?"""
+    path = tmp_path / "grades.csv"
+    path.write_text("a,b")
+    with pytest.raises(ValueError, match="not a .zip"):
+        collect.collect(path)
+
+
+def test_content_hash_follows_content():
+    """Does the hash that decides regrading change with the file, and only with it?"""
+    a = collect.Submission("a", b"x", "a", None)
+    assert a.sha256 == collect.Submission("b", b"x", "b", None).sha256
+    assert a.sha256 != collect.Submission("a", b"y", "a", None).sha256

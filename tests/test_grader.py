@@ -1,0 +1,246 @@
+"""Does ``python -m autograder grade`` survive a hostile class and agree with stock nbgrader?
+
+One class is graded once: every answer set of the corpus, every hostile case of
+tests/hostile.py, an honest student and a victim whose files the cheats try to
+reach. A local socket listens for anything a submission sends.
+"""
+
+import hashlib
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbgrader.api import Gradebook
+
+from autograder import corpus, course, report
+
+from . import hostile
+
+CORPUS = corpus.load_corpus(course.ROOT / course.CORPUS)
+# corpus names hold a slash; as student ids they are e.g. corpus--mistakes--no_scale
+CORPUS_IDS = {f"corpus--{name.replace('/', '--')}": name for name in CORPUS}
+
+
+def course_copy(into):
+    """A scratch course: the config, source and release, and a gradebook of its own."""
+    into.mkdir()
+    for name in course.CONFIG_FILES:
+        shutil.copy(course.ROOT / name, into / name)
+    shutil.copytree(course.ROOT / "source", into / "source")
+    shutil.copytree(course.ROOT / "release", into / "release")
+    return into
+
+
+def tree_hash(folder, skip=()):
+    """``{relative path: sha256}`` of every file below ``folder``."""
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(Path(folder).rglob("*"))
+        if p.is_file() and not any(part in skip for part in p.relative_to(folder).parts)
+    }
+
+
+class Listener:
+    """A TCP server on the loopback that records whatever reaches it."""
+
+    def __init__(self):
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.server.settimeout(0.2)
+        self.port = self.server.getsockname()[1]
+        self.heard, self.running = [], True
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while self.running:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(1)
+                try:
+                    self.heard.append(conn.recv(1024) or b"<connected>")
+                except OSError:
+                    self.heard.append(b"<connected>")
+
+    def stop(self):
+        self.running = False
+        self.thread.join()
+        self.server.close()
+
+
+def grade(submissions, course_dir, out, *extra):
+    """Run the real command; the completed process."""
+    return subprocess.run(
+        [sys.executable, "-m", "autograder", "grade", str(submissions), "--course", str(course_dir),
+         "--out", str(out), "--jobs", "2", *extra],
+        capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def graded_class(tmp_path_factory, release_nb, solution_nb):
+    """The whole class graded once: rows, the command's output, and what changed around it."""
+    base = tmp_path_factory.mktemp("class")
+    course_dir = course_copy(base / "course")
+    submissions, out = base / "submissions", base / "grades"
+    listener = Listener()
+    context = {"course": course_dir, "out": out, "submissions": submissions, "port": listener.port}
+    hostile.build_class(submissions, release_nb, solution_nb, context)
+    for student_id, name in CORPUS_IDS.items():
+        nb = corpus.build({name: CORPUS[name]}, release_nb, solution_nb)[name]
+        path = submissions / course.submission_path(student_id)
+        path.parent.mkdir(parents=True)
+        path.write_text(nbformat.writes(nb))
+    Path("/tmp/pwned").unlink(missing_ok=True)
+    watched = ("source", "release", *course.CONFIG_FILES)
+    before = {
+        "course": {k: v for k, v in tree_hash(course_dir).items() if k.split("/")[0] in watched},
+        "submissions": tree_hash(submissions),
+    }
+    done = grade(submissions, course_dir, out, "--timeout", "3")
+    listener.stop()
+    after = {
+        "course": {k: v for k, v in tree_hash(course_dir).items() if k.split("/")[0] in watched},
+        "submissions": tree_hash(submissions),
+    }
+    rows = {row["student_id"]: row for row in report.read_csv(out / "grades.csv")}
+    return {
+        "done": done, "rows": rows, "before": before, "after": after, "heard": listener.heard,
+        "course": course_dir, "out": out, "submissions": submissions,
+    }  # fmt: skip
+
+
+def test_every_submission_gets_a_row(graded_class):
+    """Does the batch finish with exit 0 and one row per submission, whatever they held?"""
+    done, rows = graded_class["done"], graded_class["rows"]
+    assert done.returncode == 0, done.stderr[-3000:]
+    expected = set(hostile.CASES) | {"honest", "victim"} | set(CORPUS_IDS)
+    assert set(rows) == expected
+
+
+def test_csv_follows_the_contract(graded_class, source_nb):
+    """Is the CSV's header the contract's, then one column per graded cell?"""
+    header = (graded_class["out"] / "grades.csv").read_text().splitlines()[0].split(",")
+    graded = [
+        c.metadata.nbgrader["grade_id"]
+        for c in source_nb.cells
+        if c.metadata.get("nbgrader", {}).get("grade")
+    ]
+    assert header == ["student_id", "score", "max_score", "status", *graded]
+
+
+@pytest.mark.parametrize("student_id", sorted(CORPUS_IDS))
+def test_scores_equal_stock_nbgrader(graded_class, stock_graded, student_id):
+    """Does every test cell get exactly the points stock nbgrader autograde gives it?"""
+    row, stock = graded_class["rows"][student_id], stock_graded[CORPUS_IDS[student_id]]
+    assert row["status"] == "ok"
+    ours = {test: float(row[test]) for test in stock.points}
+    assert ours == stock.points
+
+
+def _score(row):
+    return float(row["score"])
+
+
+@pytest.mark.parametrize("student_id", sorted(hostile.CASES))
+def test_hostile_submission(graded_class, student_id):
+    """Does this hostile submission get the status and the score it deserves?"""
+    case, rows = hostile.CASES[student_id], graded_class["rows"]
+    row = rows[student_id]
+    if case.status != "any":
+        assert row["status"] == case.status, f"{case.what}: {row}"
+    honest = _score(rows["honest"])
+    if case.score == "zero":
+        assert _score(row) == 0, case.what
+    elif case.score == "as_solution":
+        assert _score(row) == honest, f"{case.what}: {row}"
+    elif case.score == "partial":
+        assert 0 < _score(row) < honest, f"{case.what}: {row}"
+    elif case.score == "no_more_than_wrong":
+        assert _score(row) <= _score(rows["honest_wrong"]), f"{case.what}: {row}"
+
+
+def test_cheats_gain_nothing(graded_class):
+    """Does no cheat score more than the same wrong answers handed in honestly?"""
+    rows = graded_class["rows"]
+    wrong = _score(rows["honest_wrong"])
+    assert wrong < _score(rows["honest"])
+    assert {k: _score(rows[k]) for k in hostile.CHEATS if _score(rows[k]) > wrong} == {}
+
+
+def test_nothing_outside_the_sandbox_changed(graded_class):
+    """Are the course's source, release, config and every submission byte-identical after?"""
+    assert graded_class["after"] == graded_class["before"]
+    assert not Path("/tmp/pwned").exists()
+
+
+def test_network_heard_nothing(graded_class):
+    """Did the listening socket on the loopback hear nothing from any submission?"""
+    assert graded_class["heard"] == []
+
+
+def test_no_student_process_outlives_grading(graded_class):
+    """Are all sandboxed processes (the forked sleepers included) gone after the run?"""
+    listing = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert "autograder.student" not in listing
+
+
+def test_feedback_page_for_everyone(graded_class):
+    """Has every student a feedback page, with a grading note when the status is not ok?"""
+    rows, out = graded_class["rows"], graded_class["out"]
+    for student_id, row in rows.items():
+        page = (out / "feedback" / f"{student_id}.html").read_text()
+        assert ("Grading note" in page) == (row["status"] != "ok"), student_id
+
+
+def test_feedback_hides_hidden_tests(graded_class):
+    """Does a feedback page show hidden tests' messages but never their code?"""
+    page = (graded_class["out"] / "feedback" / "corpus--mistakes--no_scale.html").read_text()
+    assert "_reference_weights" not in page and "BEGIN HIDDEN TESTS" not in page
+    assert "the scores are not divided by sqrt(d_head)" in page
+
+
+def test_feedback_runs_no_student_script(graded_class):
+    """Is a student's HTML output kept in the feedback page, but without its script?"""
+    page = (graded_class["out"] / "feedback" / "html_script.html").read_text()
+    assert "<b>my worlds</b>" in page
+    assert "<script>document.title" not in page  # the source shows it escaped, as code
+
+
+def test_scores_land_in_the_gradebook(graded_class):
+    """Are the scores in the course's nbgrader gradebook, the manual answer left to a TA?"""
+    rows = graded_class["rows"]
+    with Gradebook(f"sqlite:///{graded_class['course'] / 'gradebook.db'}") as gb:
+        submissions = {s.student_id: s for s in gb.assignment_submissions(course.ASSIGNMENT)}
+        assert set(submissions) == set(rows)
+        honest = submissions["honest"]
+        assert honest.score == _score(rows["honest"])
+        assert honest.needs_manual_grade
+
+
+def test_rerun_skips_unchanged_and_regrades_changed(graded_class, tmp_path):
+    """Does a second run regrade only what changed, and --force everything?"""
+    subs = tmp_path / "subs"
+    for student_id in ("honest", "victim"):
+        shutil.copytree(graded_class["submissions"] / student_id, subs / student_id)
+    out = tmp_path / "out"
+    first = grade(subs, graded_class["course"], out)
+    assert first.returncode == 0 and "2 to grade" in first.stderr
+    again = grade(subs, graded_class["course"], out)
+    assert "0 to grade, 2 unchanged" in again.stderr
+    assert (out / "grades.csv").read_text().count("\n") == 3
+    changed = subs / course.submission_path("victim")
+    changed.write_bytes(changed.read_bytes().replace(b"return 3 * n_heads", b"return 2 * n_heads"))
+    third = grade(subs, graded_class["course"], out)
+    assert "1 to grade, 1 unchanged" in third.stderr
+    rows = {r["student_id"]: r for r in report.read_csv(out / "grades.csv")}
+    assert _score(rows["victim"]) < _score(rows["honest"])
+    forced = grade(subs, graded_class["course"], out, "--force")
+    assert "2 to grade" in forced.stderr
