@@ -12,17 +12,19 @@ The stages, and where each runs:
 5. report (main): ``grades.csv`` and the summary (:mod:`autograder.report`).
 """
 
+import io
 import json
+import logging
 import multiprocessing
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
+from nbgrader.converters import GenerateAssignment, NbGraderException
 from nbgrader.coursedir import CourseDirectory
 from tqdm import tqdm
 
@@ -31,20 +33,29 @@ from .sandbox import Limits
 
 
 def ensure_gradebook(root, config):
-    """The course gradebook's URL, after recording the assignment in it if needed."""
-    db_url = CourseDirectory(config=config, root=str(root)).db_url
-    if not record.gradebook_has_assignment(db_url):
+    """The course gradebook's URL, after recording the assignment in it if needed.
+
+    Runs nbgrader's own ``GenerateAssignment`` (as ``nbgrader generate_assignment``
+    does) with the release written to a scratch folder, so only the gradebook
+    changes.
+    """
+    coursedir = CourseDirectory(config=config, root=str(root))
+    if not record.gradebook_has_assignment(coursedir.db_url):
         with tempfile.TemporaryDirectory(prefix="release-") as scratch:
-            result = subprocess.run(
-                [
-                    sys.executable, "-m", "nbgrader", "generate_assignment", course.ASSIGNMENT,
-                    "--force", f"--CourseDirectory.release_directory={scratch}",
-                ],
-                cwd=root, env=course.tool_environment(), capture_output=True, text=True,
-            )  # fmt: skip
-        if result.returncode != 0:
-            raise RuntimeError(f"could not set up the gradebook:\n{result.stderr[-3000:]}")
-    return db_url
+            coursedir.release_directory = scratch
+            coursedir.assignment_id = course.ASSIGNMENT
+            converter = GenerateAssignment(coursedir=coursedir, config=config)
+            converter.force = True
+            log = io.StringIO()
+            converter.log.addHandler(logging.StreamHandler(log))
+            converter.log.setLevel(logging.WARNING)
+            # A new gradebook asks the `alembic` command for its schema version.
+            os.environ["PATH"] = course.tool_environment()["PATH"]
+            try:
+                converter.start()
+            except NbGraderException:
+                raise RuntimeError(f"could not set up the gradebook:\n{log.getvalue()}") from None
+    return coursedir.db_url
 
 
 def snapshot(db_url, into):

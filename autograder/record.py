@@ -10,11 +10,13 @@ rendered (:mod:`autograder.feedback`).
 
 import os
 import tempfile
+import warnings
 from pathlib import Path
 
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
-from nbgrader.preprocessors import SaveAutoGrades
+from nbgrader.preprocessors import NbGraderPreprocessor, SaveAutoGrades
+from sqlalchemy.exc import SAWarning
 
 from . import course, feedback
 
@@ -27,6 +29,34 @@ def write_atomic(path, data):
     with os.fdopen(handle, "wb") as out:
         out.write(data.encode() if isinstance(data, str) else data)
     os.replace(tmp, path)
+
+
+class SaveAutoGradesAtOnce(SaveAutoGrades):
+    """nbgrader's ``SaveAutoGrades``, in one transaction per student.
+
+    Stock ``SaveAutoGrades`` commits after every cell: slow, and a crash halfway
+    leaves a student half-recorded. Here its per-cell commits only flush, and
+    the student's scores are committed together, or not at all.
+    """
+
+    def preprocess(self, nb, resources):
+        self.notebook_id = resources["nbgrader"]["notebook"]
+        self.assignment_id = resources["nbgrader"]["assignment"]
+        self.student_id = resources["nbgrader"]["student"]
+        self.db_url = resources["nbgrader"]["db_url"]
+        self.gradebook = Gradebook(self.db_url)
+        with self.gradebook:
+            session = self.gradebook.db
+            session.commit = session.flush
+            try:
+                nb, resources = NbGraderPreprocessor.preprocess(self, nb, resources)
+            except BaseException:
+                session.rollback()
+                raise
+            finally:
+                del session.commit
+            session.commit()
+        return nb, resources
 
 
 class Recorder:
@@ -50,7 +80,9 @@ class Recorder:
     def save(self, result, modified=None):
         """Record one :class:`~autograder.worker.Result`; returns the feedback page's path."""
         sid = result.student_id
-        with Gradebook(self.db_url) as gb:
+        with Gradebook(self.db_url) as gb, warnings.catch_warnings():
+            # nbgrader's own API trips this SQLAlchemy 2 warning; it is harmless.
+            warnings.simplefilter("ignore", SAWarning)
             gb.update_or_create_student(sid)
             gb.update_or_create_submission(course.ASSIGNMENT, sid, timestamp=modified)
         nb = result.notebook
@@ -58,7 +90,7 @@ class Recorder:
             nb = nbformat.from_dict(nb)
             target = self.root / "autograded" / course.submission_path(sid)
             write_atomic(target, nbformat.writes(nb))
-            SaveAutoGrades(config=self.config)(nb, self.resources(sid))
+            SaveAutoGradesAtOnce(config=self.config)(nb, self.resources(sid))
         else:
             self._zero(sid)
         return self.write_feedback(result, nb)

@@ -82,6 +82,8 @@ def _owner(proc_dir):
 def _bwrap_command():
     """bubblewrap's arguments for a read-only system with nothing of the course in it."""
     command = ["bwrap", "--die-with-parent", "--new-session", "--unshare-all"]
+    # The scratch tmpfs first: the binds below may live under /tmp (a clone there).
+    command += ["--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev"]
     for path in ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc"):
         if os.path.islink(path):
             command += ["--symlink", os.readlink(path), path]
@@ -91,12 +93,12 @@ def _bwrap_command():
         sys.prefix,
         sys.base_prefix,
         os.path.dirname(os.path.realpath(sys.executable)),
-        str(Path(__file__).resolve().parent),  # this package, for `-m autograder.student`
+        str(Path(__file__).resolve().parent),  # this package: the zygote's code
     }
     for path in sorted(python_paths):
         if not path.startswith(("/usr/", "/etc/")):
             command += ["--ro-bind", path, path]
-    command += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--chdir", "/tmp"]
+    command += ["--chdir", "/tmp"]
     return command
 
 
@@ -119,14 +121,28 @@ class Sandbox:
 
     def __init__(self, use_bwrap=True, start_timeout=120):
         self.unprotected = []
+        if use_bwrap and not shutil.which("bwrap"):
+            self.unprotected.append("bubblewrap is not installed")
+            use_bwrap = False
+        if use_bwrap:
+            try:
+                self._start(_bwrap_command(), start_timeout)
+                return
+            except RuntimeError as why:
+                self.unprotected.append(f"bubblewrap did not start ({why})")
+        self.unprotected.append("no filesystem sandbox: student code can read what the grader can")
+        self._start([], start_timeout)
+
+    def _start(self, prefix, start_timeout):
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        command = [sys.executable, "-I", "-m", "autograder.student", str(child.fileno())]
-        if use_bwrap and shutil.which("bwrap"):
-            command = _bwrap_command() + command
-        else:
-            self.unprotected.append(
-                "bubblewrap: student code can read every file the grader can read"
-            )
+        package = Path(__file__).resolve().parent
+        boot = (
+            f"import sys; sys.path.insert(0, {str(package.parent)!r}); "
+            f"from autograder.student import zygote; zygote({child.fileno()})"
+        )
+        # The package is imported from the folder bound into the sandbox, however
+        # it was installed; -I keeps the environment and the working folder out.
+        command = [*prefix, sys.executable, "-I", "-c", boot]
         self.process = subprocess.Popen(
             command,
             pass_fds=[child.fileno()],
@@ -145,8 +161,10 @@ class Sandbox:
             ready = {}
         if not ready.get("ready"):
             self.process.kill()
-            detail = self.process.stderr.read().decode(errors="replace")[-2000:]
-            raise RuntimeError(f"the sandbox did not start:\n{detail}")
+            self.process.wait()
+            detail = self.process.stderr.read().decode(errors="replace").strip()[-500:]
+            self.control.close()
+            raise RuntimeError(detail or "no reason given")
         self.control.settimeout(None)
 
     def spawn(self, files, limits, timeout=30):

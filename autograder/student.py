@@ -1,8 +1,8 @@
 """The student's side: runs inside the sandbox, never in the grader's process.
 
-``python -I -m autograder.student FD`` starts a *zygote*: it imports IPython,
-numpy and matplotlib once, then waits on the control socket ``FD``. For every
-submission it forks a child, which
+The *zygote* (:func:`zygote`, started by :class:`autograder.sandbox.Sandbox`,
+inside bubblewrap) imports IPython, numpy and matplotlib once, then waits on its
+control socket. For every submission it forks a child, which
 
 1. leaves the zygote's namespaces for fresh user, pid, mount, network and IPC
    namespaces (pid 1 of its own pid namespace, so every process it starts dies
@@ -342,7 +342,3 @@ def zygote(control_fd):
                 os.kill(int(message["pid"]), int(message["signal"]))
             except ProcessLookupError:
                 pass
-
-
-if __name__ == "__main__":
-    zygote(int(sys.argv[1]))
