@@ -26,6 +26,18 @@ def submission_path(student_id):
     return Path(student_id) / ASSIGNMENT / NOTEBOOK
 
 
+def nbgrader_resources(student_id, db_url):
+    """The ``resources`` nbgrader's preprocessors expect for one student's notebook."""
+    return {
+        "nbgrader": {
+            "notebook": Path(NOTEBOOK).stem,
+            "assignment": ASSIGNMENT,
+            "student": student_id,
+            "db_url": db_url,
+        }
+    }
+
+
 def tool_environment():
     """``os.environ`` with this interpreter's ``bin/`` first on PATH.
 

@@ -66,17 +66,6 @@ class Recorder:
         self.root, self.db_url, self.out, self.config = Path(course_root), db_url, Path(out), config
         self.renderer = None  # only needed for results no worker rendered
 
-    def resources(self, student_id):
-        """What nbgrader's preprocessors expect in ``resources``."""
-        return {
-            "nbgrader": {
-                "notebook": Path(course.NOTEBOOK).stem,
-                "assignment": course.ASSIGNMENT,
-                "student": student_id,
-                "db_url": self.db_url,
-            }
-        }
-
     def save(self, result, modified=None):
         """Record one :class:`~autograder.worker.Result`; returns the feedback page's path."""
         sid = result.student_id
@@ -90,7 +79,9 @@ class Recorder:
             nb = nbformat.from_dict(nb)
             target = self.root / "autograded" / course.submission_path(sid)
             write_atomic(target, nbformat.writes(nb))
-            SaveAutoGradesAtOnce(config=self.config)(nb, self.resources(sid))
+            SaveAutoGradesAtOnce(config=self.config)(
+                nb, course.nbgrader_resources(sid, self.db_url)
+            )
         else:
             self._zero(sid)
         return self.write_feedback(result, nb)

@@ -23,6 +23,7 @@ import io
 import json
 import os
 import resource
+import shutil
 import signal
 import socket
 import sys
@@ -34,8 +35,10 @@ from . import wire
 
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
 CLONE_NEWNET, CLONE_NEWIPC, CLONE_NEWUTS = 0x40000000, 0x08000000, 0x04000000
-MS_REC, MS_PRIVATE = 0x4000, 0x40000
+MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x1, 0x20, 0x1000, 0x4000, 0x40000
 PR_SET_DUMPABLE = 4
+# statvfs flag -> mount flag: nosuid, nodev, noexec, noatime, nodiratime, relatime
+LOCKED_FLAGS = ((2, 2), (4, 4), (8, 8), (1024, 1024), (2048, 2048), (4096, 1 << 21))
 MAX_CELL_OUTPUT = 2**20  # characters of stream output kept per cell
 
 
@@ -65,14 +68,30 @@ def isolate():
     return missing
 
 
-def private_scratch(scratch_mb):
-    """Mount a private tmpfs on /tmp and make it the working folder; '' or a problem."""
+def private_scratch(folder, scratch_mb):
+    """Mount a private tmpfs on ``folder``, the only place the student may write.
+
+    In the child's own mount namespace: the shared /tmp becomes read-only (so
+    nothing is left behind for the next student), the scratch is a fresh tmpfs
+    mounted on an empty folder (so it shadows nothing, not even a Python
+    installation that lives under /tmp), and /proc shows only the child's own
+    pid namespace. Returns '' or what could not be done.
+    """
     libc = _libc()
+    # A mount namespace of its own, so the parent's view (which removes the
+    # scratch folder afterwards) keeps a writable /tmp.
+    if libc.unshare(CLONE_NEWNS) != 0:
+        return f"private mounts ({os.strerror(ctypes.get_errno())})"
     libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None)
+    # Our copy of the /tmp mount, read-only; a remount must keep the flags the
+    # mount is locked with (nosuid, nodev, ...).
+    locked = os.statvfs("/tmp").f_flag
+    kept = sum(flag for st, flag in LOCKED_FLAGS if locked & st)
+    if libc.mount(None, b"/tmp", None, MS_BIND | MS_REMOUNT | MS_RDONLY | kept, None) != 0:
+        return f"read-only /tmp ({os.strerror(ctypes.get_errno())})"
     options = f"size={scratch_mb}m,mode=700".encode()
-    if libc.mount(b"tmpfs", b"/tmp", b"tmpfs", 0, options) != 0:
+    if libc.mount(b"tmpfs", folder.encode(), b"tmpfs", 0, options) != 0:
         return f"private scratch ({os.strerror(ctypes.get_errno())})"
-    # A /proc of its own pid namespace: the student's processes, and nothing else.
     libc.mount(b"proc", b"/proc", b"proc", 0, None)
     return ""
 
@@ -278,22 +297,23 @@ def serve(shell, sock):
 
 def child(shell, sock, request):
     """In a forked child: isolate, start the student's process, report its pid."""
-    _libc().prctl(
-        PR_SET_DUMPABLE, 1, 0, 0, 0
-    )  # the zygote is not; its children must write their uid maps
+    # The zygote is not dumpable; its children must be, to write their uid maps.
+    _libc().prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
     problems = isolate()
+    scratch = tempfile.mkdtemp(prefix="student-")
     inner = os.fork()
     if inner:
         wire.send(sock, {"pid": inner, "unprotected": problems})
         sock.close()
         os.waitpid(inner, 0)
+        shutil.rmtree(scratch, ignore_errors=True)
         os._exit(0)
     # pid 1 of the new pid namespace (when namespaces worked)
     os.setsid()
-    if problems or private_scratch(request["limits"]["scratch_mb"]):
-        scratch = tempfile.mkdtemp(prefix="student-")
-    else:
-        scratch = "/tmp"
+    if not problems:
+        problem = private_scratch(scratch, request["limits"]["scratch_mb"])
+        if problem:
+            problems.append(problem)
     os.chdir(scratch)
     for name, text in request["files"].items():
         with open(os.path.join(scratch, os.path.basename(name)), "w") as handle:

@@ -92,17 +92,6 @@ class Worker:
             self.sandbox = Sandbox(use_bwrap=self.settings.use_bwrap)
         return self.sandbox
 
-    def resources(self, student_id):
-        """What nbgrader's preprocessors expect to find in ``resources``."""
-        return {
-            "nbgrader": {
-                "notebook": Path(course.NOTEBOOK).stem,
-                "assignment": course.ASSIGNMENT,
-                "student": student_id,
-                "db_url": self.settings.db_url,
-            }
-        }
-
     def prepare(self, student_id, data):
         """``(sanitised notebook, status, detail)``; the notebook is None if unreadable."""
         try:
@@ -114,7 +103,9 @@ class Worker:
         if version < 4:
             detail = "; ".join(filter(None, [detail, f"upgraded from nbformat {version}"]))
         try:
-            clean = sanitize.sanitize(nb, self.config, self.resources(student_id))
+            clean = sanitize.sanitize(
+                nb, self.config, course.nbgrader_resources(student_id, self.settings.db_url)
+            )
         except Exception as error:  # nbgrader refuses the metadata: keep only the answers
             status = "tampered"
             detail = "; ".join(
@@ -123,7 +114,9 @@ class Worker:
                 )
             )
             clean = sanitize.sanitize(
-                sanitize.rebuild(self.release_nb, nb), self.config, self.resources(student_id)
+                sanitize.rebuild(self.release_nb, nb),
+                self.config,
+                course.nbgrader_resources(student_id, self.settings.db_url),
             )
         return clean, status, detail
 
