@@ -7,11 +7,15 @@ that just happened (:class:`KnownGrades`, the stand-in for nbgrader's
 pages render in the parallel workers instead of one after another.
 """
 
+import re
 from pathlib import Path
 
 import nbformat
 import nbgrader
-from nbconvert.exporters import HTMLExporter
+from jinja2 import pass_context
+from nbconvert.exporters import HTMLExporter, TemplateExporter
+from nbconvert.filters.highlight import Highlight2HTML
+from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor
 from traitlets.config import Config
@@ -45,10 +49,63 @@ class KnownGrades(NbGraderPreprocessor):
 
 def status_cell(status, detail):
     """A markdown cell that tells the student (and the TA) why grading was incomplete."""
+    detail = detail[:1].upper() + detail[1:]
     return nbformat.v4.new_markdown_cell(
         f"> **Grading note: `{status}`.** {detail}. The points below are what the "
         "parts that could be graded earned; a TA has been told."
     )
+
+
+class FeedbackExporter(HTMLExporter):
+    """nbconvert's HTML exporter, tuned for one notebook rendered for many students.
+
+    Markdown and highlighted code are cached by their text: every student's
+    notebook has the same prose and tests. The exporter's last step, a
+    BeautifulSoup pass that costs as much as the rest of the page, only adds
+    alt text to images and ``tabindex`` to cells; two substitutions do the same.
+    """
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self._markdown, self._code = {}, {}
+        self._highlight = Highlight2HTML(pygments_lexer="ipython3", parent=self)
+
+    @pass_context
+    def markdown2html(self, context, source):
+        if context.get("cell", {}).get("attachments"):
+            return super().markdown2html(context, source)
+        if source not in self._markdown:
+            self._markdown[source] = super().markdown2html(context, source)
+        return self._markdown[source]
+
+    def _highlight_cached(self, source, language=None, metadata=None):
+        key = (source, language)
+        if key not in self._code:
+            self._code[key] = self._highlight(source, language, metadata)
+        return self._code[key]
+
+    def from_notebook_node(self, nb, resources=None, **kw):
+        """HTMLExporter.from_notebook_node, with the caches and without the soup."""
+        resources = self._init_resources(resources)
+        self.register_filter("highlight_code", self._highlight_cached)
+        self.register_filter(
+            "filter_data_type",
+            WidgetsDataTypeFilter(
+                notebook_metadata=self._nb_metadata, parent=self, resources=resources
+            ),
+        )
+        html, resources = TemplateExporter.from_notebook_node(self, nb, resources, **kw)
+        html = re.sub(
+            r"<img(?![^>]*\balt=)",
+            '<img alt="No description has been provided for this image"',
+            html,
+        )
+        html = re.sub(
+            r'(<div class="[^"]*\b(?:jp-Cell-inputWrapper|jp-OutputArea-output)\b[^"]*")',
+            r'\1 tabindex="0"',
+            html,
+        )
+        return html, resources
 
 
 class Renderer:
@@ -64,7 +121,7 @@ class Renderer:
         template.ClearHiddenTests.enforce_metadata = False
         # Student outputs may carry HTML; a <script> must not run in a TA's browser.
         template.HTMLExporter.sanitize_html = True
-        self.exporter = HTMLExporter(config=template)
+        self.exporter = FeedbackExporter(config=template)
         for preprocessor in (KnownGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor):
             self.exporter.register_preprocessor(preprocessor(config=template), enabled=True)
 
