@@ -106,77 +106,44 @@ def _grader_error(submission, error, possible):
     return result
 
 
+def _pending(submissions, state, force):
+    """``(rows already graded and unchanged, submissions still to grade)``."""
+    rows, todo = {}, []
+    for sub in submissions:
+        saved = state.load(sub.student_id)
+        if saved and saved.get("sha256") == sub.sha256 and not force:
+            rows[sub.student_id] = report.Row(**saved["row"])
+        else:
+            todo.append(sub)
+    return rows, todo
+
+
 def run(args):
     """Grade ``args.submissions``; returns the exit status (0 when every student got a row)."""
-    root = Path(args.course).resolve()
-    out = Path(args.out).resolve()
+    root, out = Path(args.course).resolve(), Path(args.out).resolve()
     config = worker.load_config(root)
     if args.timeout is None:
         args.timeout = float(config.Execute.get("timeout", 30))
     submissions = collect.collect(args.submissions, args.pattern)
     possible = notebook.points(notebook.read(root / course.SOURCE))
-    db_url = ensure_gradebook(root, config)
     state = State(out)
-    rows, todo = {}, []
-    for sub in submissions:
-        saved = state.load(sub.student_id)
-        if saved and saved.get("sha256") == sub.sha256 and not args.force:
-            rows[sub.student_id] = report.Row(**saved["row"])
-        else:
-            todo.append(sub)
+    rows, todo = _pending(submissions, state, args.force)
     print(
         f"{len(submissions)} submission(s): {len(todo)} to grade, "
         f"{len(submissions) - len(todo)} unchanged since the last run",
         file=sys.stderr,
     )
-    recorder = record.Recorder(root, db_url, out, config)
-    limits = Limits(memory=args.memory * 2**20)
-    warned = False
     with tempfile.TemporaryDirectory(prefix="grading-") as scratch:
+        # Workers read a copy of the gradebook, made while they start up.
         settings = worker.Settings(
-            str(root),
-            snapshot(db_url, scratch),
-            args.timeout,
-            args.wall,
-            limits,
-            not args.no_sandbox,
+            course_root=str(root),
+            db_url=f"sqlite:///{Path(scratch) / 'gradebook.db'}",
+            cell_timeout=args.timeout,
+            wall_timeout=args.wall,
+            limits=Limits(memory=args.memory * 2**20),
+            use_bwrap=not args.no_sandbox,
         )
-        remaining = {sub.student_id: sub for sub in todo}
-        attempts = 0
-        progress = tqdm(
-            total=len(todo), unit="nb", desc="grading", file=sys.stderr, disable=not todo
-        )
-        while remaining and attempts < 3:
-            attempts += 1
-            context = multiprocessing.get_context("spawn")
-            jobs = max(1, min(args.jobs, len(remaining)))
-            try:
-                with ProcessPoolExecutor(jobs, context, worker.start, (settings,)) as pool:
-                    futures = {pool.submit(worker.grade, sub): sub for sub in remaining.values()}
-                    for future in as_completed(futures):
-                        sub = futures[future]
-                        try:
-                            result = future.result()
-                        except BrokenProcessPool:
-                            raise
-                        except Exception as error:
-                            result = _grader_error(sub, error, possible)
-                        if result.unprotected and not warned:
-                            warned = True
-                            _warn(result.unprotected)
-                        recorder.save(result, sub.modified)
-                        row = _row(result, possible)
-                        state.save(sub.student_id, sub.sha256, row)
-                        rows[sub.student_id] = row
-                        del remaining[sub.student_id]
-                        progress.update()
-            except BrokenProcessPool:
-                continue  # a worker died: start a fresh pool for those not yet graded
-        progress.close()
-    for sub in remaining.values():  # the pool kept dying: still, everyone gets a row
-        result = _grader_error(sub, RuntimeError("worker processes kept dying"), possible)
-        recorder.save(result, sub.modified)
-        rows[sub.student_id] = _row(result, possible)
+        _grade_all(todo, settings, args.jobs, (root, config, out, scratch), state, rows, possible)
     ordered = [rows[sub.student_id] for sub in submissions]
     report.write_csv(ordered, list(possible), out / "grades.csv")
     tests = {k: v for k, v in possible.items() if k.startswith("test_")}
@@ -185,6 +152,55 @@ def run(args):
     print(report.summary(ordered, tests))
     print(f"\nwrote {out / 'grades.csv'} and {len(ordered)} feedback page(s) in {out / 'feedback'}")
     return 0
+
+
+def _grade_all(todo, settings, jobs, where, state, rows, possible):
+    """Grade ``todo`` in worker processes, recording each result into ``rows`` as it arrives.
+
+    where: ``(course root, nbgrader config, output folder, scratch folder)``.
+    """
+    root, config, out, scratch = where
+    remaining = {sub.student_id: sub for sub in todo}
+    recorder, warned, attempts = None, False, 0
+    progress = tqdm(total=len(todo), unit="nb", desc="grading", file=sys.stderr, disable=not todo)
+    while remaining and attempts < 3:
+        attempts += 1
+        workers = max(1, min(jobs, len(remaining)))
+        context = multiprocessing.get_context("spawn")
+        try:
+            with ProcessPoolExecutor(workers, context, worker.start, (settings,)) as pool:
+                for _ in range(workers):  # start the workers now, while the gradebook is set up
+                    pool.submit(worker.ready)
+                if recorder is None:
+                    db_url = ensure_gradebook(root, config)
+                    snapshot(db_url, scratch)
+                    recorder = record.Recorder(root, db_url, out, config)
+                futures = {pool.submit(worker.grade, sub): sub for sub in remaining.values()}
+                for future in as_completed(futures):
+                    sub = futures[future]
+                    try:
+                        result = future.result()
+                    except BrokenProcessPool:
+                        raise
+                    except Exception as error:
+                        result = _grader_error(sub, error, possible)
+                    if result.unprotected and not warned:
+                        warned = True
+                        _warn(result.unprotected)
+                    recorder.save(result, sub.modified)
+                    rows[sub.student_id] = _row(result, possible)
+                    state.save(sub.student_id, sub.sha256, rows[sub.student_id])
+                    del remaining[sub.student_id]
+                    progress.update()
+        except BrokenProcessPool:
+            continue  # a worker died: start a fresh pool for those not yet graded
+    progress.close()
+    if recorder is None:  # nothing to grade; the gradebook must still exist for formgrader
+        recorder = record.Recorder(root, ensure_gradebook(root, config), out, config)
+    for sub in remaining.values():  # the pool kept dying: still, everyone gets a row
+        result = _grader_error(sub, RuntimeError("worker processes kept dying"), possible)
+        recorder.save(result, sub.modified)
+        rows[sub.student_id] = _row(result, possible)
 
 
 def _warn(unprotected):

@@ -179,9 +179,16 @@ _worker = None
 
 
 def start(settings):
-    """Process-pool initializer: one Worker per process."""
+    """Process-pool initializer: one Worker per process, its sandbox started and warm."""
     global _worker
     _worker = Worker(settings)
+    _worker._sandbox()
+    _worker.renderer.render("warm-up", None, {})  # compiles the feedback template
+
+
+def ready():
+    """A task that only makes the pool start a worker (and so run :func:`start`)."""
+    return True
 
 
 def grade(submission):
