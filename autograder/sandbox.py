@@ -25,6 +25,7 @@ from pathlib import Path
 from . import course, wire
 
 GRACE = 3.0  # seconds an interrupted cell gets to stop before its process is killed
+PROCESS_SLACK = 16  # processes and threads the sandbox itself needs beyond the student's
 
 
 class StudentGone(Exception):
@@ -77,6 +78,26 @@ def _owner(proc_dir):
         return proc_dir.stat().st_uid
     except OSError:
         return None
+
+
+def _pids_cgroup(maximum):
+    """A new pids cgroup allowing ``maximum`` processes and threads; its folder, or None.
+
+    The kernel does not apply ``RLIMIT_NPROC`` to root, so when grading as root
+    only a cgroup stops a fork bomb. Tries cgroup v1's pids hierarchy, then v2.
+    """
+    for base in (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup")):
+        group = base / f"autograder-{os.getpid()}-{time.monotonic_ns()}"
+        try:
+            group.mkdir()
+        except OSError:
+            continue
+        try:
+            (group / "pids.max").write_text(str(maximum))
+            return group
+        except OSError:
+            group.rmdir()
+    return None
 
 
 def _bwrap_command():
@@ -143,6 +164,13 @@ class Sandbox:
         # The package is imported from the folder bound into the sandbox, however
         # it was installed; -I keeps the environment and the working folder out.
         command = [*prefix, sys.executable, "-I", "-c", boot]
+        self.cgroup = _pids_cgroup(Limits.processes + PROCESS_SLACK)
+        if self.cgroup is None and os.getuid() == 0:
+            self.unprotected.append(
+                "process limit: grading as root with no pids cgroup to join (RLIMIT_NPROC "
+                "does not bind root); run as another user or give the grader a cgroup"
+            )
+        procs = str(self.cgroup / "cgroup.procs") if self.cgroup else None
         self.process = subprocess.Popen(
             command,
             pass_fds=[child.fileno()],
@@ -151,6 +179,8 @@ class Sandbox:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             start_new_session=True,
+            # Join the cgroup before exec, so nothing the sandbox starts escapes it.
+            preexec_fn=(lambda: Path(procs).write_text(str(os.getpid()))) if procs else None,
         )
         child.close()
         self.control = parent
@@ -162,6 +192,7 @@ class Sandbox:
         if not ready.get("ready"):
             self.process.kill()
             self.process.wait()
+            _remove_cgroup(self.cgroup)
             detail = self.process.stderr.read().decode(errors="replace").strip()[-500:]
             self.control.close()
             raise RuntimeError(detail or "no reason given")
@@ -199,6 +230,20 @@ class Sandbox:
             self.process.kill()
         self.process.wait()
         self.process.stderr.close()
+        _remove_cgroup(self.cgroup)
+
+
+def _remove_cgroup(group, wait=2.0):
+    """Remove a pids cgroup once the processes in it are gone."""
+    deadline = time.monotonic() + wait
+    while group is not None:
+        try:
+            group.rmdir()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.05)
 
 
 @dataclass

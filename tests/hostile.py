@@ -169,10 +169,12 @@ RUNAWAY = {
         "as_solution",
     ),
     "fork_storm": Case(
-        "forks hundreds of sleeping processes",
+        "starts hundreds of sleeping processes",
         solved_with(
             "wrong_axis",
-            "import os, time\nfor _ in range(300):\n    try:\n        if os.fork() == 0:\n            time.sleep(60)\n            os._exit(0)\n    except OSError:\n        break\n"
+            "import subprocess\n"
+            "storm = subprocess.Popen(['/bin/sh', '-c', 'for i in $(seq 300); do sleep 600 & done; wait'])\n"
+            "import os, time\ntime.sleep(1.5)\nprint('processes:', sum(p.isdigit() for p in os.listdir('/proc')))\n"
             "answers = [head(x, W_q, W_k, W_v) for W_q, W_k, W_v in lab_heads]\nwrong_shape = np.concatenate(answers).shape",
         ),
         "ok",

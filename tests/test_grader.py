@@ -18,6 +18,7 @@ import pytest
 from nbgrader.api import Gradebook
 
 from autograder import corpus, course, report
+from autograder.sandbox import PROCESS_SLACK, Limits
 
 from . import hostile
 
@@ -192,6 +193,18 @@ def test_no_student_process_outlives_grading(graded_class):
     assert "from autograder.student import zygote" not in listing
 
 
+def test_process_storm_is_capped(graded_class):
+    """Did the fork storm stop at the process limit instead of filling the machine?"""
+    nb = nbformat.read(
+        graded_class["course"] / "autograded" / course.submission_path("fork_storm"), 4
+    )
+    printed = "".join(
+        o.get("text", "") for c in nb.cells if c.get("id") == "wrong_axis" for o in c.outputs
+    )
+    count = int(printed.split("processes:")[1].split()[0])
+    assert count <= Limits.processes + PROCESS_SLACK
+
+
 def test_feedback_page_for_everyone(graded_class):
     """Has every student a feedback page, with a grading note when the status is not ok?"""
     rows, out = graded_class["rows"], graded_class["out"]
@@ -204,7 +217,7 @@ def test_feedback_hides_hidden_tests(graded_class):
     """Does a feedback page show hidden tests' messages but never their code?"""
     page = (graded_class["out"] / "feedback" / "corpus--mistakes--no_scale.html").read_text()
     assert "_reference_weights" not in page and "BEGIN HIDDEN TESTS" not in page
-    assert "the scores are not divided by sqrt(d_head)" in page
+    assert "wrong values: the scores are not divided by sqrt(d_head)" in page
 
 
 def test_feedback_runs_no_student_script(graded_class):

@@ -101,10 +101,11 @@ def check_close(got, expected, what, hint="", rtol=1e-6, atol=1e-9):
     error = np.where(np.isnan(error), np.inf, error)
     where = np.unravel_index(np.argmax(error), error.shape) if error.ndim else ()
     index = tuple(int(i) for i in where)
-    reason = f" {hint}" if hint else ""
+    # The diagnosis first: it is what a student needs, and a long message is cut.
+    reason = f": {hint[:1].lower()}{hint[1:].rstrip('.')}" if hint else ""
     raise AssertionError(
-        f"{what}: wrong values; the worst is at index {index}, "
-        f"got {got[where]:.4g}, expected {expected[where]:.4g}.{reason}"
+        f"{what}: wrong values{reason}; the worst is at index {index}, "
+        f"got {got[where]:.4g}, expected {expected[where]:.4g}"
     )
 
 
