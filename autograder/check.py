@@ -52,12 +52,8 @@ def run(args):
         print(f"cannot check {path}: {why}", file=sys.stderr)
         return 2
     release_nb = notebook.read(course.ROOT / course.RELEASE)
-    theirs = {}
-    for cell in nb.cells:
-        name = notebook.grade_id(cell)
-        if name and notebook.is_answer(cell) and name not in theirs:
-            theirs[name] = cell.source
     runnable = sanitize.rebuild(release_nb, nb)
+    theirs = notebook.answers(runnable)  # the answers that run: a later copy of a cell wins
     folder = course.ROOT / "source" / course.ASSIGNMENT
     sys.path.insert(0, str(folder))
     files = {p.name: p.read_text() for p in folder.glob("*.py")}

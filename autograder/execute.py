@@ -22,7 +22,7 @@ import warnings
 import nbformat
 
 from . import notebook, sandbox, wire
-from .student import _Stream, finish
+from .student import OutputStream, finish
 
 
 class Stop(BaseException):
@@ -198,7 +198,7 @@ def run_student_cell(run, cell):
 def run_trusted_cell(run, cell):
     """Run an instructor's cell (a test, or a read-only cell) in this process."""
     outputs = []
-    streams = _Stream("stdout", outputs), _Stream("stderr", outputs)
+    streams = OutputStream("stdout", outputs), OutputStream("stderr", outputs)
     with contextlib.redirect_stdout(streams[0]), contextlib.redirect_stderr(streams[1]):
         try:
             exec(compile(cell.source, f"<{notebook.grade_id(cell)}>", "exec"), run.namespace)

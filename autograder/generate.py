@@ -24,27 +24,31 @@ from pathlib import Path
 from . import course, notebook
 
 
-class GenerateError(RuntimeError):
-    """nbgrader could not build the release or the solutions."""
+class NbgraderError(RuntimeError):
+    """A stock nbgrader command failed on the whole course (not one student's notebook)."""
 
 
-def _nbgrader(course_dir, *args):
+def run_nbgrader(course_dir, *args):
+    """Run ``nbgrader ARGS`` in ``course_dir`` with its config; NbgraderError on failure."""
     result = subprocess.run(
-        [sys.executable, "-m", "nbgrader", *args, "--force"],
+        [sys.executable, "-m", "nbgrader", *args],
         cwd=course_dir,
         env=course.tool_environment(),
         capture_output=True,
         text=True,
     )
     if result.returncode != 0:
-        raise GenerateError(f"nbgrader {' '.join(args)} failed:\n{result.stdout}{result.stderr}")
+        raise NbgraderError(f"nbgrader {' '.join(args)} failed:\n{result.stdout}{result.stderr}")
 
 
-def scratch_course(root, into):
-    """Copy the course's config and source folder from ``root`` into ``into``."""
+def scratch_course(root, into, release=False):
+    """Copy the course's config and source (and release) folders from ``root`` into ``into``."""
+    into.mkdir(parents=True, exist_ok=True)
     for name in course.CONFIG_FILES:
         shutil.copy(root / name, into / name)
-    shutil.copytree(root / "source", into / "source")
+    for folder in ("source", "release") if release else ("source",):
+        shutil.copytree(root / folder, into / folder)
+    return into
 
 
 def normalise_solution(nb, source_nb):
@@ -98,8 +102,8 @@ def generate(root, out):
     with tempfile.TemporaryDirectory(prefix="course-") as scratch:
         scratch = Path(scratch)
         scratch_course(root, scratch)
-        _nbgrader(scratch, "generate_assignment", course.ASSIGNMENT)
-        _nbgrader(scratch, "generate_solution", course.ASSIGNMENT)
+        run_nbgrader(scratch, "generate_assignment", course.ASSIGNMENT, "--force")
+        run_nbgrader(scratch, "generate_solution", course.ASSIGNMENT, "--force")
         for kind in ("release", "solutions"):
             target = out / kind / course.ASSIGNMENT
             if target.exists():

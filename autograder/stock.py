@@ -7,8 +7,6 @@ so the real course's gradebook is never touched.
 """
 
 import shutil
-import subprocess
-import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -16,8 +14,8 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook
 
-from . import course, notebook
-from .generate import scratch_course
+from . import course, notebook, score
+from .generate import run_nbgrader, scratch_course
 
 
 @dataclass
@@ -39,46 +37,16 @@ class StockResult:
         return sum(self.points.values())
 
 
-class StockError(RuntimeError):
-    """Stock nbgrader failed on the whole batch (not just a student's notebook)."""
-
-
-def _run(course_dir, *args):
-    result = subprocess.run(
-        [sys.executable, "-m", "nbgrader", *args],
-        cwd=course_dir,
-        env=course.tool_environment(),
-        capture_output=True,
-        text=True,
-    )
-    if result.returncode != 0:
-        raise StockError(f"nbgrader {' '.join(args)} failed:\n{result.stdout}{result.stderr}")
-
-
 def prepare_course(root, into):
     """A scratch course in ``into``: config, source, release and a fresh gradebook."""
-    into.mkdir(parents=True, exist_ok=True)
     scratch_course(root, into)
-    _run(into, "generate_assignment", course.ASSIGNMENT, "--force")
-
-
-def failure_messages(nb):
-    """``{grade_id: "ErrorName: message"}`` for each failed test cell of an executed notebook."""
-    messages = {}
-    for cell in nb.cells:
-        if not notebook.is_test(cell):
-            continue
-        for output in cell.get("outputs", []):
-            if output.output_type == "error":
-                messages[notebook.grade_id(cell)] = f"{output.ename}: {output.evalue}"
-                break
-    return messages
+    run_nbgrader(into, "generate_assignment", course.ASSIGNMENT, "--force")
 
 
 def _grade_batch(course_dir, batch):
     for student_id, nb in batch.items():
         notebook.write(nb, course_dir / "submitted" / course.submission_path(student_id))
-    _run(course_dir, "autograde", course.ASSIGNMENT, "--force")
+    run_nbgrader(course_dir, "autograde", course.ASSIGNMENT, "--force")
     results = {}
     with Gradebook(f"sqlite:///{course_dir / 'gradebook.db'}", course_id="") as gb:
         for student_id in batch:
@@ -90,7 +58,7 @@ def _grade_batch(course_dir, batch):
             results[student_id] = StockResult(
                 points={g.name: g.score for g in graded.grades if g.name in test_ids},
                 max_points={g.name: g.max_score for g in graded.grades if g.name in test_ids},
-                messages=failure_messages(executed),
+                messages=score.messages(executed),
             )
     return results
 

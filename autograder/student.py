@@ -115,7 +115,7 @@ def set_limits(limits):
 # ------------------------------------------------------------------ the shell
 
 
-class _Stream(io.TextIOBase):
+class OutputStream(io.TextIOBase):
     """A sys.stdout/sys.stderr stand-in that records notebook stream outputs."""
 
     def __init__(self, name, outputs):
@@ -218,7 +218,10 @@ def make_shell():
 def run_cell(shell, source):
     """Run one cell; its notebook outputs and execution count."""
     shell.cell_outputs = []
-    out, err = _Stream("stdout", shell.cell_outputs), _Stream("stderr", shell.cell_outputs)
+    out, err = (
+        OutputStream("stdout", shell.cell_outputs),
+        OutputStream("stderr", shell.cell_outputs),
+    )
     saved = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = out, err
     try:
@@ -246,7 +249,7 @@ def call(shell, name, encoded_args):
     args = [wire.decode(a) for a in encoded_args]
     outputs = []
     saved = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = _Stream("stdout", outputs), _Stream("stderr", outputs)
+    sys.stdout, sys.stderr = OutputStream("stdout", outputs), OutputStream("stderr", outputs)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")

@@ -14,7 +14,6 @@ which is why this is a script and not a test.
 
 import argparse
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -25,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from autograder import corpus, course, notebook, report, stock  # noqa: E402
+from autograder.generate import scratch_course  # noqa: E402
 
 
 def build_class(students):
@@ -46,11 +46,7 @@ def time_stock(submissions):
 def time_ours(submissions, jobs, scratch):
     """Seconds for ``python -m autograder grade`` over the class, and its rows."""
     course_dir, folder, out = scratch / "course", scratch / "class", scratch / "out"
-    course_dir.mkdir()
-    for name in course.CONFIG_FILES:
-        shutil.copy(ROOT / name, course_dir / name)
-    for name in ("source", "release"):
-        shutil.copytree(ROOT / name, course_dir / name)
+    scratch_course(ROOT, course_dir, release=True)
     for student_id, nb in submissions.items():
         notebook.write(nb, folder / course.submission_path(student_id))
     command = [sys.executable, "-m", "autograder", "grade", str(folder),

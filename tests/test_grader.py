@@ -18,6 +18,7 @@ import pytest
 from nbgrader.api import Gradebook
 
 from autograder import corpus, course, report
+from autograder.generate import scratch_course
 from autograder.sandbox import PROCESS_SLACK, Limits
 
 from . import hostile
@@ -25,16 +26,6 @@ from . import hostile
 CORPUS = corpus.load_corpus(course.ROOT / course.CORPUS)
 # corpus names hold a slash; as student ids they are e.g. corpus--mistakes--no_scale
 CORPUS_IDS = {f"corpus--{name.replace('/', '--')}": name for name in CORPUS}
-
-
-def course_copy(into):
-    """A scratch course: the config, source and release, and a gradebook of its own."""
-    into.mkdir()
-    for name in course.CONFIG_FILES:
-        shutil.copy(course.ROOT / name, into / name)
-    shutil.copytree(course.ROOT / "source", into / "source")
-    shutil.copytree(course.ROOT / "release", into / "release")
-    return into
 
 
 def tree_hash(folder, skip=()):
@@ -89,7 +80,7 @@ def grade(submissions, course_dir, out, *extra):
 def graded_class(tmp_path_factory, release_nb, solution_nb):
     """The whole class graded once: rows, the command's output, and what changed around it."""
     base = tmp_path_factory.mktemp("class")
-    course_dir = course_copy(base / "course")
+    course_dir = scratch_course(course.ROOT, base / "course", release=True)
     submissions, out = base / "submissions", base / "grades"
     listener = Listener()
     context = {"course": course_dir, "out": out, "submissions": submissions, "port": listener.port}
