@@ -12,6 +12,7 @@ The stages, and where each runs:
 5. report (main): ``grades.csv`` and the summary (:mod:`autograder.report`).
 """
 
+import contextlib
 import io
 import json
 import logging
@@ -24,6 +25,10 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
+import alembic.config
+import alembic.script
+import nbgrader.api
+import nbgrader.dbutil
 from nbgrader.converters import GenerateAssignment, NbGraderException
 from nbgrader.coursedir import CourseDirectory
 from tqdm import tqdm
@@ -49,13 +54,33 @@ def ensure_gradebook(root, config):
             log = io.StringIO()
             converter.log.addHandler(logging.StreamHandler(log))
             converter.log.setLevel(logging.WARNING)
-            # A new gradebook asks the `alembic` command for its schema version.
-            os.environ["PATH"] = course.tool_environment()["PATH"]
             try:
-                converter.start()
+                with _alembic_in_process():
+                    converter.start()
             except NbGraderException:
                 raise RuntimeError(f"could not set up the gradebook:\n{log.getvalue()}") from None
     return coursedir.db_url
+
+
+@contextlib.contextmanager
+def _alembic_in_process():
+    """Have nbgrader learn its schema version without starting ``alembic heads``.
+
+    A new gradebook is stamped with the newest revision of nbgrader's migration
+    scripts, which nbgrader finds by running the ``alembic`` command: a second
+    Python process importing nbgrader again, seconds before grading can start.
+    Alembic's own API reads the same scripts in this process.
+    """
+    scripts = alembic.config.Config()
+    scripts.set_main_option("script_location", nbgrader.dbutil.ALEMBIC_DIR)
+    original = nbgrader.api.get_alembic_version
+    nbgrader.api.get_alembic_version = lambda: alembic.script.ScriptDirectory.from_config(
+        scripts
+    ).get_current_head()
+    try:
+        yield
+    finally:
+        nbgrader.api.get_alembic_version = original
 
 
 def snapshot(db_url, into):
@@ -162,11 +187,17 @@ def _grade_all(todo, settings, jobs, where, state, rows, possible):
     root, config, out, scratch = where
     remaining = {sub.student_id: sub for sub in todo}
     recorder, warned, attempts = None, False, 0
-    progress = tqdm(total=len(todo), unit="nb", desc="grading", file=sys.stderr, disable=not todo)
+    progress = Progress(
+        total=len(todo), unit="nb", desc="grading", file=sys.stderr, disable=not todo
+    )
     while remaining and attempts < 3:
         attempts += 1
         workers = max(1, min(jobs, len(remaining)))
-        context = multiprocessing.get_context("spawn")
+        # Forked, not spawned: a worker starts with this process's imports (over a
+        # second of nbgrader and nbconvert) already done. This process runs no
+        # threads when it forks (see Progress), and every student process comes
+        # from a zygote started afresh, so nothing of ours reaches student code.
+        context = multiprocessing.get_context("fork")
         try:
             with ProcessPoolExecutor(workers, context, worker.start, (settings,)) as pool:
                 for _ in range(workers):  # start the workers now, while the gradebook is set up
@@ -201,6 +232,13 @@ def _grade_all(todo, settings, jobs, where, state, rows, possible):
         result = _grader_error(sub, RuntimeError("worker processes kept dying"), possible)
         recorder.save(result, sub.modified)
         rows[sub.student_id] = _row(result, possible)
+    recorder.close()
+
+
+class Progress(tqdm):
+    """tqdm's progress bar without its monitor thread, which forking must not copy."""
+
+    monitor_interval = 0
 
 
 def _warn(unprotected):

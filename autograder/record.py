@@ -8,6 +8,7 @@ the manual answer can be graded there), and writes the feedback page the worker
 rendered (:mod:`autograder.feedback`).
 """
 
+import contextlib
 import os
 import tempfile
 import warnings
@@ -31,71 +32,92 @@ def write_atomic(path, data):
     os.replace(tmp, path)
 
 
-class SaveAutoGradesAtOnce(SaveAutoGrades):
-    """nbgrader's ``SaveAutoGrades``, in one transaction per student.
+class SaveAutoGradesTo(SaveAutoGrades):
+    """nbgrader's ``SaveAutoGrades``, writing through a gradebook it is given.
 
-    Stock ``SaveAutoGrades`` commits after every cell: slow, and a crash halfway
-    leaves a student half-recorded. Here its per-cell commits only flush, and
-    the student's scores are committed together, or not at all.
+    Stock ``SaveAutoGrades`` opens a gradebook of its own for every notebook;
+    the :class:`Recorder` keeps one open for the whole class, inside the
+    student's transaction.
     """
+
+    def __init__(self, gradebook, **kwargs):
+        super().__init__(**kwargs)
+        self.given = gradebook
 
     def preprocess(self, nb, resources):
         self.notebook_id = resources["nbgrader"]["notebook"]
         self.assignment_id = resources["nbgrader"]["assignment"]
         self.student_id = resources["nbgrader"]["student"]
         self.db_url = resources["nbgrader"]["db_url"]
-        self.gradebook = Gradebook(self.db_url)
-        with self.gradebook:
-            session = self.gradebook.db
-            session.commit = session.flush
-            try:
-                nb, resources = NbGraderPreprocessor.preprocess(self, nb, resources)
-            except BaseException:
-                session.rollback()
-                raise
-            finally:
-                del session.commit
-            session.commit()
-        return nb, resources
+        self.gradebook = self.given
+        return NbGraderPreprocessor.preprocess(self, nb, resources)
 
 
 class Recorder:
-    """Writes results into one course folder and one output folder."""
+    """Writes results into one course folder and one output folder.
+
+    One gradebook connection serves the whole class, so SQLAlchemy compiles
+    nbgrader's queries once rather than once per student. Call :meth:`close`
+    when done.
+    """
 
     def __init__(self, course_root, db_url, out, config):
         self.root, self.db_url, self.out, self.config = Path(course_root), db_url, Path(out), config
         self.renderer = None  # only needed for results no worker rendered
+        self.gradebook = Gradebook(db_url)
+
+    def close(self):
+        """Close the gradebook connection."""
+        self.gradebook.close()
+
+    @contextlib.contextmanager
+    def transaction(self):
+        """The gradebook, in which one student's changes commit together or not at all.
+
+        nbgrader's API commits after every change it makes (every student,
+        submission and grade): slow, and a crash halfway would leave a student
+        half-recorded. Inside this block those commits only flush.
+        """
+        session = self.gradebook.db
+        session.commit = session.flush
+        try:
+            with warnings.catch_warnings():
+                # nbgrader's own API trips this SQLAlchemy 2 warning; it is harmless.
+                warnings.simplefilter("ignore", SAWarning)
+                yield self.gradebook
+        except BaseException:
+            session.rollback()
+            raise
+        finally:
+            del session.commit
+        session.commit()
 
     def save(self, result, modified=None):
         """Record one :class:`~autograder.worker.Result`; returns the feedback page's path."""
         sid = result.student_id
-        with Gradebook(self.db_url) as gb, warnings.catch_warnings():
-            # nbgrader's own API trips this SQLAlchemy 2 warning; it is harmless.
-            warnings.simplefilter("ignore", SAWarning)
-            gb.update_or_create_student(sid)
-            gb.update_or_create_submission(course.ASSIGNMENT, sid, timestamp=modified)
-        nb = result.notebook
+        nb = None if result.notebook is None else nbformat.from_dict(result.notebook)
         if nb is not None:
-            nb = nbformat.from_dict(nb)
             target = self.root / "autograded" / course.submission_path(sid)
             write_atomic(target, nbformat.writes(nb))
-            SaveAutoGradesAtOnce(config=self.config)(
-                nb, course.nbgrader_resources(sid, self.db_url)
-            )
-        else:
-            self._zero(sid)
+        with self.transaction() as gb:
+            gb.update_or_create_student(sid)
+            gb.update_or_create_submission(course.ASSIGNMENT, sid, timestamp=modified)
+            if nb is not None:
+                resources = course.nbgrader_resources(sid, self.db_url)
+                SaveAutoGradesTo(gb, config=self.config)(nb, resources)
+            else:
+                self._zero(gb, sid)
         return self.write_feedback(result, nb)
 
-    def _zero(self, student_id):
+    @staticmethod
+    def _zero(gb, student_id):
         """Every grade of an ungradable submission: 0, and nothing left to grade by hand."""
-        with Gradebook(self.db_url) as gb:
-            submitted = gb.find_submission_notebook(
-                Path(course.NOTEBOOK).stem, course.ASSIGNMENT, student_id
-            )
-            for grade in submitted.grades:
-                grade.auto_score = 0
-                grade.needs_manual_grade = False
-            gb.db.commit()
+        submitted = gb.find_submission_notebook(
+            Path(course.NOTEBOOK).stem, course.ASSIGNMENT, student_id
+        )
+        for grade in submitted.grades:
+            grade.auto_score = 0
+            grade.needs_manual_grade = False
 
     def write_feedback(self, result, nb):
         """Write ``feedback/<student>.html`` (rendered by the worker, or here if it could not)."""
