@@ -39,9 +39,10 @@ format: setup
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
-## Time stock nbgrader against our grader on a generated class (see bench/README.md).
+## Time stock nbgrader against our grader on a 60-submission class, then grade it
+## again with 16 failure cases mixed in (see "How fast" in README.md).
 bench: setup
-	$(PY) bench/bench.py
+	$(PY) bench/bench.py --students 60 --failures 16
 
 ## Re-pin the exact versions after changing pyproject.toml's ranges.
 constraints: setup

@@ -6,7 +6,14 @@ Builds a class of N submissions (default 60) cycling through the answer corpus
 grader (``--jobs`` workers, default all cores), checks that every test cell got
 the same points from both, and prints seconds per submission and the ratio.
 
-    python bench/bench.py [--students 60] [--jobs N]
+With ``--failures K``, it then grades the same class again with K of its
+submissions replaced by the failure cases of ``tests/hostile.py`` (broken
+files, runaway loops, crashes, tampered cells, cheats), with our grader only:
+stock nbgrader has no memory limit or sandbox to survive them. It checks that
+every student got a row with the status the case calls for, and that the
+others still score what stock nbgrader gave them.
+
+    python bench/bench.py [--students 60] [--jobs N] [--failures K]
 
 Run it on an otherwise idle machine; timings on shared machines are noisy,
 which is why this is a script and not a test.
@@ -14,17 +21,22 @@ which is why this is a script and not a test.
 
 import argparse
 import os
+import socket
 import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
+
+import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from autograder import corpus, course, notebook, report, stock  # noqa: E402
 from autograder.generate import scratch_course  # noqa: E402
+from tests import hostile  # noqa: E402
 
 
 def build_class(students):
@@ -36,6 +48,29 @@ def build_class(students):
     return {f"student{i:03d}": built[names[i % len(names)]] for i in range(students)}
 
 
+def failure_cases(count):
+    """``count`` hostile case names, spread evenly over each kind of failure in turn."""
+    kinds = [list(k) for k in (hostile.BROKEN, hostile.RUNAWAY, hostile.TAMPERED, hostile.CHEATS)]
+    per_kind = -(-count // len(kinds))
+    return [
+        kinds[i % len(kinds)][(i // len(kinds)) * len(kinds[i % len(kinds)]) // per_kind]
+        for i in range(count)
+    ]
+
+
+def mix_in_failures(submissions, count, context):
+    """``({student_id: bytes}, {student_id: case name})``: every so often, a failure case."""
+    files = {sid: nbformat.writes(nb).encode() for sid, nb in submissions.items()}
+    release_nb, solution_nb = (notebook.read(ROOT / p) for p in (course.RELEASE, course.SOLUTION))
+    ids = sorted(files)
+    step = max(1, len(ids) // max(count, 1))
+    replaced = {}
+    for sid, name in zip(ids[::step], failure_cases(min(count, len(ids)))):
+        files[sid] = hostile.CASES[name].build(release_nb, solution_nb, context)
+        replaced[sid] = name
+    return files, replaced
+
+
 def time_stock(submissions):
     """Seconds for one plain ``nbgrader autograde`` over the class, and its results."""
     start = time.perf_counter()
@@ -43,12 +78,14 @@ def time_stock(submissions):
     return time.perf_counter() - start, results
 
 
-def time_ours(submissions, jobs, scratch):
-    """Seconds for ``python -m autograder grade`` over the class, and its rows."""
+def time_ours(files, jobs, scratch):
+    """Seconds for ``python -m autograder grade`` over ``{student_id: bytes}``, and its rows."""
     course_dir, folder, out = scratch / "course", scratch / "class", scratch / "out"
     scratch_course(ROOT, course_dir, release=True)
-    for student_id, nb in submissions.items():
-        notebook.write(nb, folder / course.submission_path(student_id))
+    for student_id, data in files.items():
+        path = folder / course.submission_path(student_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
     command = [sys.executable, "-m", "autograder", "grade", str(folder),
                "--course", str(course_dir), "--out", str(out), "--jobs", str(jobs)]  # fmt: skip
     start = time.perf_counter()
@@ -57,28 +94,74 @@ def time_ours(submissions, jobs, scratch):
     return seconds, {r["student_id"]: r for r in report.read_csv(out / "grades.csv")}
 
 
+def differing(stock_results, rows, students):
+    """The students among ``students`` whose points differ from stock's in any test cell."""
+    return [
+        s for s in students
+        if any(float(rows[s][test]) != points for test, points in stock_results[s].points.items())
+    ]  # fmt: skip
+
+
+def _unused_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def run_failures(submissions, count, jobs, stock_results):
+    """Grade the class with ``count`` failure cases mixed in; prints, returns the problems."""
+    with tempfile.TemporaryDirectory(prefix="bench-failures-") as scratch:
+        scratch = Path(scratch)
+        context = {
+            "course": scratch / "course", "out": scratch / "out",
+            "submissions": scratch / "class", "port": _unused_port(),
+        }  # fmt: skip
+        files, replaced = mix_in_failures(submissions, count, context)
+        seconds, rows = time_ours(files, jobs, scratch)
+    problems = [f"{s}: no row" for s in files if s not in rows]
+    for sid, name in replaced.items():
+        wanted = hostile.CASES[name].status
+        got = rows.get(sid, {}).get("status")
+        if wanted != "any" and got != wanted:
+            problems.append(f"{sid} ({name}): status {got}, expected {wanted}")
+    honest = [s for s in files if s not in replaced and s in rows]
+    problems += [f"{s}: points differ from stock" for s in differing(stock_results, rows, honest)]
+    statuses = Counter(row["status"] for row in rows.values())
+    n = len(files)
+    print(f"\nthe same class with {len(replaced)} failure cases mixed in:")
+    print("  " + ", ".join(replaced.values()))
+    print(f"python -m autograder     : {seconds:7.1f} s  ({seconds / n:.2f} s each)")
+    print(f"rows                     : {len(rows)} of {n}; " + ", ".join(
+        f"{status} {number}" for status, number in statuses.most_common()
+    ))  # fmt: skip
+    print(f"statuses and scores      : {'as expected' if not problems else problems}")
+    return problems
+
+
 def main():
     """Run both graders on the same class; print the comparison."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--students", type=int, default=60)
     parser.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)))
+    parser.add_argument("--failures", type=int, default=0, help="failure cases to mix in, then")
     args = parser.parse_args()
     submissions = build_class(args.students)
     cores = os.cpu_count()
     print(f"class of {len(submissions)} submissions; {cores} cores; ours with --jobs {args.jobs}")
     stock_seconds, stock_results = time_stock(submissions)
+    files = {sid: nbformat.writes(nb).encode() for sid, nb in submissions.items()}
     with tempfile.TemporaryDirectory(prefix="bench-") as scratch:
-        our_seconds, rows = time_ours(submissions, args.jobs, Path(scratch))
-    differ = [
-        s for s, result in stock_results.items()
-        if any(float(rows[s][test]) != points for test, points in result.points.items())
-    ]  # fmt: skip
+        our_seconds, rows = time_ours(files, args.jobs, Path(scratch))
+    differ = differing(stock_results, rows, stock_results)
     n = len(submissions)
     print(f"stock nbgrader autograde : {stock_seconds:7.1f} s  ({stock_seconds / n:.2f} s each)")
     print(f"python -m autograder     : {our_seconds:7.1f} s  ({our_seconds / n:.2f} s each)")
     print(f"ratio                    : {stock_seconds / our_seconds:.1f}x faster")
     print(f"scores                   : {'identical' if not differ else f'DIFFER for {differ}'}")
-    return 1 if differ else 0
+    problems = (
+        run_failures(submissions, args.failures, args.jobs, stock_results) if args.failures else []
+    )
+    return 1 if differ or problems else 0
 
 
 if __name__ == "__main__":
