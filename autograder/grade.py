@@ -123,12 +123,11 @@ def _row(result, possible):
     )  # fmt: skip
 
 
-def _grader_error(submission, error, possible):
-    result = worker.Result(
+def _grader_error(submission, error):
+    return worker.Result(
         submission.student_id, submission.sha256, "grader_error",
         f"the grader failed on this submission ({type(error).__name__}: {error})", {}, {}, None,
     )  # fmt: skip
-    return result
 
 
 def _pending(submissions, state, force):
@@ -168,7 +167,17 @@ def run(args):
             limits=Limits(memory=args.memory * 2**20),
             use_bwrap=not args.no_sandbox,
         )
-        _grade_all(todo, settings, args.jobs, (root, config, out, scratch), state, rows, possible)
+        try:
+            _grade_all(
+                todo, settings, args.jobs, (root, config, out, scratch), state, rows, possible
+            )
+        except KeyboardInterrupt:
+            print(
+                f"\ninterrupted: {len(rows)} of {len(submissions)} submission(s) graded and kept; "
+                "run the same command again to grade the rest",
+                file=sys.stderr,
+            )
+            return 130
     ordered = [rows[sub.student_id] for sub in submissions]
     report.write_csv(ordered, list(possible), out / "grades.csv")
     tests = {k: v for k, v in possible.items() if k.startswith("test_")}
@@ -186,12 +195,26 @@ def _grade_all(todo, settings, jobs, where, state, rows, possible):
     """
     root, config, out, scratch = where
     remaining = {sub.student_id: sub for sub in todo}
-    recorder, warned, attempts = None, False, 0
+    recorder, warned = None, False
     progress = Progress(
         total=len(todo), unit="nb", desc="grading", file=sys.stderr, disable=not todo
     )
-    while remaining and attempts < 3:
-        attempts += 1
+
+    def record_one(sub, result):
+        nonlocal warned
+        if result.unprotected and not warned:
+            warned = True
+            _warn(result.unprotected)
+        recorder.save(result, sub.modified)
+        rows[sub.student_id] = _row(result, possible)
+        if result.status != "grader_error":  # a rerun tries those again
+            state.save(sub.student_id, sub.sha256, rows[sub.student_id])
+        del remaining[sub.student_id]
+        progress.update()
+
+    for _attempt in range(3):
+        if not remaining:
+            break
         workers = max(1, min(jobs, len(remaining)))
         # Forked, not spawned: a worker starts with this process's imports (over a
         # second of nbgrader and nbconvert) already done. This process runs no
@@ -207,32 +230,30 @@ def _grade_all(todo, settings, jobs, where, state, rows, possible):
                     snapshot(db_url, scratch)
                     recorder = record.Recorder(root, db_url, out, config)
                 futures = {pool.submit(worker.grade, sub): sub for sub in remaining.values()}
-                for future in as_completed(futures):
-                    sub = futures[future]
-                    try:
-                        result = future.result()
-                    except BrokenProcessPool:
-                        raise
-                    except Exception as error:
-                        result = _grader_error(sub, error, possible)
-                    if result.unprotected and not warned:
-                        warned = True
-                        _warn(result.unprotected)
-                    recorder.save(result, sub.modified)
-                    rows[sub.student_id] = _row(result, possible)
-                    state.save(sub.student_id, sub.sha256, rows[sub.student_id])
-                    del remaining[sub.student_id]
-                    progress.update()
+                try:
+                    for future in as_completed(futures):
+                        record_one(futures[future], _outcome(future, futures[future]))
+                except KeyboardInterrupt:
+                    pool.shutdown(wait=False, cancel_futures=True)  # grade nothing more
+                    raise
         except BrokenProcessPool:
             continue  # a worker died: start a fresh pool for those not yet graded
     progress.close()
     if recorder is None:  # nothing to grade; the gradebook must still exist for formgrader
         recorder = record.Recorder(root, ensure_gradebook(root, config), out, config)
-    for sub in remaining.values():  # the pool kept dying: still, everyone gets a row
-        result = _grader_error(sub, RuntimeError("worker processes kept dying"), possible)
-        recorder.save(result, sub.modified)
-        rows[sub.student_id] = _row(result, possible)
+    for sub in list(remaining.values()):  # the pool kept dying: still, everyone gets a row
+        record_one(sub, _grader_error(sub, RuntimeError("worker processes kept dying")))
     recorder.close()
+
+
+def _outcome(future, sub):
+    """The worker's :class:`~autograder.worker.Result`, or a ``grader_error`` one."""
+    try:
+        return future.result()
+    except BrokenProcessPool:
+        raise
+    except Exception as error:
+        return _grader_error(sub, error)
 
 
 class Progress(tqdm):

@@ -6,11 +6,14 @@ reach. A local socket listens for anything a submission sends.
 """
 
 import hashlib
+import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import nbformat
@@ -248,3 +251,38 @@ def test_rerun_skips_unchanged_and_regrades_changed(graded_class, tmp_path):
     assert _score(rows["victim"]) < _score(rows["honest"])
     forced = grade(subs, graded_class["course"], out, "--force")
     assert "2 to grade" in forced.stderr
+
+
+def test_interrupted_run_keeps_what_was_graded(graded_class, tmp_path):
+    """Does Ctrl-C stop at once, keep finished students, and leave the rest for a rerun?"""
+    subs = tmp_path / "subs"
+    for student_id in ("honest", "loop_at_top", "victim"):  # graded in this order with one job
+        shutil.copytree(graded_class["submissions"] / student_id, subs / student_id)
+    out = tmp_path / "out"
+    command = [
+        sys.executable, "-m", "autograder", "grade", str(subs), "--course",
+        str(graded_class["course"]), "--out", str(out), "--jobs", "1", "--timeout", "120",
+    ]  # fmt: skip
+    # A terminal's Ctrl-C interrupts the whole foreground process group.
+    running = subprocess.Popen(
+        command, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    finished = out / ".state" / "honest.json"
+    deadline = time.monotonic() + 120
+    while not finished.exists() and running.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert finished.exists(), "the first student was never recorded"
+    time.sleep(1)  # into the looping student's two minutes
+    os.killpg(running.pid, signal.SIGINT)
+    stopped_at = time.monotonic()
+    _, stderr = running.communicate(timeout=60)
+    assert time.monotonic() - stopped_at < 20
+    assert running.returncode == 130, stderr
+    assert "interrupted: 1 of 3 submission(s) graded and kept" in stderr
+    assert sorted(p.name for p in (out / ".state").iterdir()) == ["honest.json"]
+    listing = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert str(subs) not in listing and "from autograder.student import zygote" not in listing
+    again = grade(subs, graded_class["course"], out, "--timeout", "2")
+    assert again.returncode == 0 and "2 to grade, 1 unchanged" in again.stderr
+    rows = {r["student_id"]: r for r in report.read_csv(out / "grades.csv")}
+    assert rows["loop_at_top"]["status"] == "timeout" and rows["victim"]["status"] == "ok"
