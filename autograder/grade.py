@@ -19,6 +19,7 @@ import logging
 import multiprocessing
 import os
 import shutil
+import signal
 import sys
 import tempfile
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -167,6 +168,8 @@ def run(args):
             limits=Limits(memory=args.memory * 2**20),
             use_bwrap=not args.no_sandbox,
         )
+        # A scheduler's or a `timeout` command's SIGTERM stops grading as Ctrl-C does.
+        previous = signal.signal(signal.SIGTERM, _interrupt)
         try:
             _grade_all(
                 todo, settings, args.jobs, (root, config, out, scratch), state, rows, possible
@@ -178,6 +181,8 @@ def run(args):
                 file=sys.stderr,
             )
             return 130
+        finally:
+            signal.signal(signal.SIGTERM, previous)
     ordered = [rows[sub.student_id] for sub in submissions]
     report.write_csv(ordered, list(possible), out / "grades.csv")
     tests = {k: v for k, v in possible.items() if k.startswith("test_")}
@@ -186,6 +191,10 @@ def run(args):
     print(report.summary(ordered, tests))
     print(f"\nwrote {out / 'grades.csv'} and {len(ordered)} feedback page(s) in {out / 'feedback'}")
     return 0
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
 
 
 def _grade_all(todo, settings, jobs, where, state, rows, possible):
@@ -235,6 +244,8 @@ def _grade_all(todo, settings, jobs, where, state, rows, possible):
                         record_one(futures[future], _outcome(future, futures[future]))
                 except KeyboardInterrupt:
                     pool.shutdown(wait=False, cancel_futures=True)  # grade nothing more
+                    for child in multiprocessing.active_children():
+                        child.kill()  # a worker holds nothing unsaved: only this process records
                     raise
         except BrokenProcessPool:
             continue  # a worker died: start a fresh pool for those not yet graded

@@ -6,7 +6,11 @@ post-process and score it (:mod:`autograder.score`). The worker never writes
 anything: it returns a :class:`Result` and the main process records it.
 """
 
+import ctypes
 import logging
+import multiprocessing
+import os
+import signal
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +20,8 @@ from traitlets.config.loader import PyFileConfigLoader
 
 from . import course, execute, feedback, notebook, sanitize, score
 from .sandbox import Limits, Sandbox, StudentGone
+
+PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 
 # Which status wins when several things went wrong: the first in this list.
 SEVERITY = (
@@ -178,9 +184,26 @@ def _ran_out_of_memory(nb):
 _worker = None
 
 
+def _die_with_parent():
+    """Have the kernel kill this worker when the main process dies, however it dies.
+
+    Otherwise a grader stopped by SIGKILL (or the OOM killer) would leave its
+    workers, and their sandboxes, waiting forever for work.
+    """
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the main process's handler
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        return  # not Linux: the worker still exits when the pool's pipe closes
+    parent = multiprocessing.parent_process()
+    if parent is not None and os.getppid() != parent.pid:  # it died before the prctl
+        os._exit(1)
+
+
 def start(settings):
     """Process-pool initializer: one Worker per process, its sandbox started and warm."""
     global _worker
+    _die_with_parent()
     _worker = Worker(settings)
     _worker._sandbox()
     _worker.renderer.render("warm-up", None, {})  # compiles the feedback template

@@ -253,8 +253,8 @@ def test_rerun_skips_unchanged_and_regrades_changed(graded_class, tmp_path):
     assert "2 to grade" in forced.stderr
 
 
-def test_interrupted_run_keeps_what_was_graded(graded_class, tmp_path):
-    """Does Ctrl-C stop at once, keep finished students, and leave the rest for a rerun?"""
+def _start_and_wait_for_first(graded_class, tmp_path):
+    """A run over honest, loop_at_top and victim, once honest is recorded: (process, subs, out)."""
     subs = tmp_path / "subs"
     for student_id in ("honest", "loop_at_top", "victim"):  # graded in this order with one job
         shutil.copytree(graded_class["submissions"] / student_id, subs / student_id)
@@ -263,7 +263,6 @@ def test_interrupted_run_keeps_what_was_graded(graded_class, tmp_path):
         sys.executable, "-m", "autograder", "grade", str(subs), "--course",
         str(graded_class["course"]), "--out", str(out), "--jobs", "1", "--timeout", "120",
     ]  # fmt: skip
-    # A terminal's Ctrl-C interrupts the whole foreground process group.
     running = subprocess.Popen(
         command, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -273,16 +272,44 @@ def test_interrupted_run_keeps_what_was_graded(graded_class, tmp_path):
         time.sleep(0.1)
     assert finished.exists(), "the first student was never recorded"
     time.sleep(1)  # into the looping student's two minutes
-    os.killpg(running.pid, signal.SIGINT)
+    return running, subs, out
+
+
+def _no_grading_processes_left(subs):
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        listing = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+        if str(subs) not in listing and "from autograder.student import zygote" not in listing:
+            return True
+        time.sleep(0.2)
+    return False
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
+def test_interrupted_run_keeps_what_was_graded(graded_class, tmp_path, how):
+    """Does Ctrl-C (or SIGTERM) stop at once, keep finished students, leave the rest for a rerun?"""
+    running, subs, out = _start_and_wait_for_first(graded_class, tmp_path)
+    if how == "ctrl-c":  # a terminal interrupts the whole foreground process group
+        os.killpg(running.pid, signal.SIGINT)
+    else:  # a scheduler or `timeout` signals the command only
+        running.terminate()
     stopped_at = time.monotonic()
     _, stderr = running.communicate(timeout=60)
     assert time.monotonic() - stopped_at < 20
     assert running.returncode == 130, stderr
     assert "interrupted: 1 of 3 submission(s) graded and kept" in stderr
     assert sorted(p.name for p in (out / ".state").iterdir()) == ["honest.json"]
-    listing = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
-    assert str(subs) not in listing and "from autograder.student import zygote" not in listing
+    assert _no_grading_processes_left(subs)
     again = grade(subs, graded_class["course"], out, "--timeout", "2")
     assert again.returncode == 0 and "2 to grade, 1 unchanged" in again.stderr
     rows = {r["student_id"]: r for r in report.read_csv(out / "grades.csv")}
     assert rows["loop_at_top"]["status"] == "timeout" and rows["victim"]["status"] == "ok"
+
+
+def test_killed_grader_leaves_no_process_behind(graded_class, tmp_path):
+    """If the main process is killed outright, do its workers and sandboxes die with it?"""
+    running, subs, out = _start_and_wait_for_first(graded_class, tmp_path)
+    running.kill()
+    running.communicate(timeout=60)
+    assert _no_grading_processes_left(subs)
+    assert sorted(p.name for p in (out / ".state").iterdir()) == ["honest.json"]
