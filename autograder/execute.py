@@ -16,6 +16,7 @@ compare with numpy as imported here.
 
 import builtins
 import contextlib
+import functools
 import time
 import warnings
 
@@ -195,13 +196,19 @@ def run_student_cell(run, cell):
     return _student_outputs(reply)
 
 
+@functools.lru_cache(maxsize=256)
+def _compiled(source, name):
+    """A test cell's code object: the same for every submission, so compiled once."""
+    return compile(source, name, "exec")
+
+
 def run_trusted_cell(run, cell):
     """Run an instructor's cell (a test, or a read-only cell) in this process."""
     outputs = []
     streams = OutputStream("stdout", outputs), OutputStream("stderr", outputs)
     with contextlib.redirect_stdout(streams[0]), contextlib.redirect_stderr(streams[1]):
         try:
-            exec(compile(cell.source, f"<{notebook.grade_id(cell)}>", "exec"), run.namespace)
+            exec(_compiled(cell.source, f"<{notebook.grade_id(cell)}>"), run.namespace)
         except _CellTimedOut:
             run.timed_out.append(notebook.grade_id(cell))
             outputs.append(_error(*TIMEOUT_ERROR))
