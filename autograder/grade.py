@@ -74,10 +74,9 @@ def _alembic_in_process():
     """
     scripts = alembic.config.Config()
     scripts.set_main_option("script_location", nbgrader.dbutil.ALEMBIC_DIR)
+    head = alembic.script.ScriptDirectory.from_config(scripts).get_current_head()
     original = nbgrader.api.get_alembic_version
-    nbgrader.api.get_alembic_version = lambda: alembic.script.ScriptDirectory.from_config(
-        scripts
-    ).get_current_head()
+    nbgrader.api.get_alembic_version = lambda: head
     try:
         yield
     finally:

@@ -37,13 +37,14 @@ from . import wire
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
 CLONE_NEWNET, CLONE_NEWIPC, CLONE_NEWUTS = 0x40000000, 0x08000000, 0x04000000
 MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x1, 0x20, 0x1000, 0x4000, 0x40000
-PR_SET_DUMPABLE = 4
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE = 1, 4
 # statvfs flag -> mount flag: nosuid, nodev, noexec, noatime, nodiratime, relatime
 LOCKED_FLAGS = ((2, 2), (4, 4), (8, 8), (1024, 1024), (2048, 2048), (4096, 1 << 21))
 MAX_CELL_OUTPUT = 2**20  # characters of stream output kept per cell
 
 
-def _libc():
+def c_library():
+    """The C library, for the calls Python lacks: unshare, mount, prctl."""
     return ctypes.CDLL(None, use_errno=True)
 
 
@@ -54,7 +55,7 @@ def isolate():
     student's code runs as pid 1 of the new pid namespace.
     """
     missing = []
-    libc = _libc()
+    libc = c_library()
     uid, gid = os.getuid(), os.getgid()
     flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
     if libc.unshare(flags) != 0:
@@ -78,7 +79,7 @@ def private_scratch(folder, scratch_mb):
     installation that lives under /tmp), and /proc shows only the child's own
     pid namespace. Returns '' or what could not be done.
     """
-    libc = _libc()
+    libc = c_library()
     # A mount namespace of its own, so the parent's view (which removes the
     # scratch folder afterwards) keeps a writable /tmp.
     if libc.unshare(CLONE_NEWNS) != 0:
@@ -302,7 +303,7 @@ def serve(shell, sock):
 def child(shell, sock, request):
     """In a forked child: isolate, start the student's process, report its pid."""
     # The zygote is not dumpable; its children must be, to write their uid maps.
-    _libc().prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
+    c_library().prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
     problems = isolate()
     scratch = tempfile.mkdtemp(prefix="student-")
     inner = os.fork()
@@ -377,7 +378,7 @@ def zygote(control_fd):
 
     shell = make_shell()
     warm_up(shell)
-    _libc().prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    c_library().prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped automatically
     control = socket.socket(fileno=control_fd)
     control.send(json.dumps({"ready": True}).encode())

@@ -6,7 +6,6 @@ post-process and score it (:mod:`autograder.score`). The worker never writes
 anything: it returns a :class:`Result` and the main process records it.
 """
 
-import ctypes
 import logging
 import multiprocessing
 import os
@@ -20,8 +19,7 @@ from traitlets.config.loader import PyFileConfigLoader
 
 from . import course, execute, feedback, notebook, sanitize, score
 from .sandbox import Limits, Sandbox, StudentGone
-
-PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+from .student import PR_SET_PDEATHSIG, c_library
 
 # Which status wins when several things went wrong: the first in this list.
 SEVERITY = (
@@ -192,7 +190,7 @@ def _die_with_parent():
     """
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the main process's handler
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        c_library().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     except (OSError, AttributeError):
         return  # not Linux: the worker still exits when the pool's pipe closes
     parent = multiprocessing.parent_process()

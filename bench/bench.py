@@ -58,9 +58,14 @@ def failure_cases(count):
     ]
 
 
-def mix_in_failures(submissions, count, context):
+def as_files(submissions):
+    """``{student_id: bytes}``: the notebooks as students hand them in."""
+    return {sid: nbformat.writes(nb).encode() for sid, nb in submissions.items()}
+
+
+def mix_in_failures(files, count, context):
     """``({student_id: bytes}, {student_id: case name})``: every so often, a failure case."""
-    files = {sid: nbformat.writes(nb).encode() for sid, nb in submissions.items()}
+    files = dict(files)
     release_nb, solution_nb = (notebook.read(ROOT / p) for p in (course.RELEASE, course.SOLUTION))
     ids = sorted(files)
     step = max(1, len(ids) // max(count, 1))
@@ -108,7 +113,7 @@ def _unused_port():
         return probe.getsockname()[1]
 
 
-def run_failures(submissions, count, jobs, stock_results):
+def run_failures(files, count, jobs, stock_results):
     """Grade the class with ``count`` failure cases mixed in; prints, returns the problems."""
     with tempfile.TemporaryDirectory(prefix="bench-failures-") as scratch:
         scratch = Path(scratch)
@@ -116,7 +121,7 @@ def run_failures(submissions, count, jobs, stock_results):
             "course": scratch / "course", "out": scratch / "out",
             "submissions": scratch / "class", "port": _unused_port(),
         }  # fmt: skip
-        files, replaced = mix_in_failures(submissions, count, context)
+        files, replaced = mix_in_failures(files, count, context)
         seconds, rows = time_ours(files, jobs, scratch)
     problems = [f"{s}: no row" for s in files if s not in rows]
     for sid, name in replaced.items():
@@ -149,7 +154,7 @@ def main():
     cores = os.cpu_count()
     print(f"class of {len(submissions)} submissions; {cores} cores; ours with --jobs {args.jobs}")
     stock_seconds, stock_results = time_stock(submissions)
-    files = {sid: nbformat.writes(nb).encode() for sid, nb in submissions.items()}
+    files = as_files(submissions)
     with tempfile.TemporaryDirectory(prefix="bench-") as scratch:
         our_seconds, rows = time_ours(files, args.jobs, Path(scratch))
     differ = differing(stock_results, rows, stock_results)
@@ -158,9 +163,7 @@ def main():
     print(f"python -m autograder     : {our_seconds:7.1f} s  ({our_seconds / n:.2f} s each)")
     print(f"ratio                    : {stock_seconds / our_seconds:.1f}x faster")
     print(f"scores                   : {'identical' if not differ else f'DIFFER for {differ}'}")
-    problems = (
-        run_failures(submissions, args.failures, args.jobs, stock_results) if args.failures else []
-    )
+    problems = run_failures(files, args.failures, args.jobs, stock_results) if args.failures else []
     return 1 if differ or problems else 0
 
 

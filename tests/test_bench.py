@@ -29,7 +29,7 @@ def test_failure_cases_cover_every_kind():
 
 def test_mixing_in_replaces_only_the_chosen_students(tmp_path):
     bench = _bench()
-    submissions = bench.build_class(12)
+    submissions = bench.as_files(bench.build_class(12))
     context = {"course": tmp_path, "out": tmp_path, "submissions": tmp_path, "port": 1}
     files, replaced = bench.mix_in_failures(submissions, 4, context)
     assert sorted(files) == sorted(submissions)
