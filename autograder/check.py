@@ -61,7 +61,8 @@ def run(args):
     try:
         student = sandbox.spawn(files, Limits())
         try:
-            status, detail = execute.execute(runnable, student, args.timeout, args.wall)
+            allowed = execute.student_names(notebook.read(course.ROOT / course.SOURCE))
+            status, detail = execute.execute(runnable, student, args.timeout, args.wall, allowed)
         finally:
             student.close()
     except StudentGone as gone:

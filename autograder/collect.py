@@ -11,10 +11,16 @@ For LMS files the student id comes from the file name: Canvas
 (``Jane Doe_1234_assignsubmission_file_multi_head.ipynb``, or a folder of that
 name), a custom ``--pattern`` with a ``(?P<student>...)`` group, or else the
 file's name itself. A student who submitted twice is graded on the newest file.
+
+Links are not followed out of the submissions folder: a link there (a TA's copy
+mistake, or a student's trick) could otherwise put the instructor's source
+notebook, or another course's files, into a student's feedback page.
 """
 
 import hashlib
+import os
 import re
+import sys
 import zipfile
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -22,7 +28,7 @@ from pathlib import Path
 
 from . import course
 
-MAX_FILE = 50 * 2**20  # bytes; larger files are not read (and graded as unreadable)
+MAX_FILE = 20 * 2**20  # bytes; larger files are not read (and graded as unreadable)
 
 CANVAS = re.compile(
     r"^(?P<student>[a-z0-9]+)_(?:late_)?\d+_\d+_.*?(?:-(?P<version>\d+))?\.\w+$", re.IGNORECASE
@@ -82,10 +88,25 @@ def _newest(found):
     return [chosen[k] for k in sorted(chosen)]
 
 
+def _too_large(size):
+    return [f"the file is {size / 2**20:.1f} MiB, over the limit of {MAX_FILE // 2**20} MiB"]
+
+
 def _read(path):
-    if path.stat().st_size > MAX_FILE:
-        return b""
-    return path.read_bytes()
+    """``(bytes, problems)``: a file over :data:`MAX_FILE` is not read."""
+    size = path.stat().st_size
+    if size > MAX_FILE:
+        return b"", _too_large(size)
+    return path.read_bytes(), []
+
+
+def _inside(path, root):
+    """Is ``path``, links resolved, inside ``root``? Warns about it when not."""
+    real, top = os.path.realpath(path), os.path.realpath(root)
+    if real == top or real.startswith(top + os.sep):
+        return True
+    print(f"warning: skipped {path}: it links outside the submissions folder", file=sys.stderr)
+    return False
 
 
 def from_nbgrader_layout(folder):
@@ -96,7 +117,9 @@ def from_nbgrader_layout(folder):
         if not assignment.is_dir():
             continue
         path = assignment / course.NOTEBOOK
-        data = _read(path) if path.is_file() else b""
+        if not _inside(path, folder):
+            continue
+        data, problems = _read(path) if path.is_file() else (b"", [])
         stamp = assignment / "timestamp.txt"
         modified = datetime.fromtimestamp(path.stat().st_mtime if path.is_file() else 0)
         if stamp.is_file():
@@ -104,7 +127,7 @@ def from_nbgrader_layout(folder):
                 modified = datetime.fromisoformat(stamp.read_text().strip()[:26])
             except ValueError:
                 pass
-        found.append(Submission(student.name, data, str(path), modified))
+        found.append(Submission(student.name, data, str(path), modified, problems=problems))
     return found
 
 
@@ -116,9 +139,12 @@ def from_folder(folder, pattern=None):
         relative = path.relative_to(root).as_posix()
         if relative.startswith(".") or "/." in relative or "__MACOSX" in relative:
             continue
+        if not _inside(path, root):
+            continue
         student, version = student_of(relative, pattern)
         modified = datetime.fromtimestamp(path.stat().st_mtime)
-        found.append(Submission(student, _read(path), relative, modified, version))
+        data, problems = _read(path)
+        found.append(Submission(student, data, relative, modified, version, problems))
     return _newest(found)
 
 
@@ -131,17 +157,20 @@ def from_zip(path, pattern=None):
             if info.is_dir() or "__MACOSX" in name or Path(name).name.startswith("."):
                 continue
             student, version = student_of(name, pattern)
-            data = b""
+            data, problems = b"", _too_large(info.file_size)
             if info.file_size <= MAX_FILE:
                 with archive.open(info) as member:
-                    data = member.read(MAX_FILE + 1)[:MAX_FILE]
-            found.append(Submission(student, data, name, datetime(*info.date_time), version))
+                    data, problems = member.read(MAX_FILE + 1)[:MAX_FILE], []
+            stamp = datetime(*info.date_time)
+            found.append(Submission(student, data, name, stamp, version, problems))
     return _newest(found)
 
 
 def collect(where, pattern=None):
     """Every submission at ``where`` (a folder in either layout, or a .zip), one per student."""
     where = Path(where)
+    if where.is_dir():
+        where = Path(os.path.realpath(where))  # the folder itself may be a link; its insides not
     if not where.exists():
         raise FileNotFoundError(f"no such folder or file: {where}")
     if where.is_file():

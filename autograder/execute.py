@@ -6,7 +6,10 @@ instructor cell, runs in *this* process, the grader's, in a fresh namespace
 per submission. When a test cell names something it did not define itself
 (``head``, ``world_a``), the name is looked up in the student's process: data
 comes back as data, and a function comes back as a proxy whose calls send the
-arguments over and bring the result (or the error) back.
+arguments over and bring the result (or the error) back. Only names that the
+source lets students define are looked up there (:func:`student_names`): a
+name any instructor cell defines (a reference computation, a helper) is never
+taken from the student, whatever the order of the submission's cells.
 
 So no student code ever runs where a verdict is reached: an input transformer,
 a patched ``np.allclose``, a custom exception handler or a replaced
@@ -14,16 +17,18 @@ a patched ``np.allclose``, a custom exception handler or a replaced
 compare with numpy as imported here.
 """
 
+import ast
 import builtins
 import contextlib
 import functools
+import json
 import time
 import warnings
 
 import nbformat
 
-from . import notebook, sandbox, wire
-from .student import OutputStream, finish
+from . import notebook, sandbox, student, wire
+from .student import Budget, OutputStream, error_output, finish
 
 
 class Stop(BaseException):
@@ -39,6 +44,11 @@ class _CellTimedOut(BaseException):
 
 
 def _exception_class(name):
+    """The built-in exception called ``name``, or an Exception subclass of that name.
+
+    Only Exception subclasses: a student's KeyboardInterrupt or SystemExit must
+    fail the test like any error, not stop the grader.
+    """
     found = getattr(builtins, name, None)
     if isinstance(found, type) and issubclass(found, Exception):
         return found
@@ -64,16 +74,18 @@ class StudentFunction:
             stream = _stream_of(output)
             if stream is not None:
                 stream.write(str(output.get("text", "")))
-        for message in reply.get("warnings", []):
-            warnings.warn(str(message), UserWarning, stacklevel=2)
+        for message in list(reply.get("warnings", []))[:20]:
+            warnings.warn(student._short(message, 500), UserWarning, stacklevel=2)
         _copy_back(args, reply.get("args", []))
         if reply.get("ok"):
             return wire.decode(reply.get("result"))
-        ename, evalue = str(reply.get("ename", "Exception")), str(reply.get("evalue", ""))
-        if ename == "KeyboardInterrupt":
-            raise _CellTimedOut()
-        error = _exception_class(ename)(evalue)
-        error.student_traceback = [str(line) for line in reply.get("traceback", [])][-6:]
+        # A KeyboardInterrupt here is the student's own: the grader's interrupt
+        # (after a timeout) never comes back as a reply.
+        shown = error_output(
+            reply.get("ename", "Exception"), reply.get("evalue", ""), reply.get("traceback", [])
+        )
+        error = _exception_class(shown["ename"])(shown["evalue"])
+        error.student_traceback = shown["traceback"][-6:]
         raise error
 
 
@@ -104,15 +116,67 @@ def _copy_back(args, encoded_after):
             original.update(after)
 
 
-class TestNamespace(dict):
-    """Globals for the test cells; a name they lack is looked up in the student's process."""
+def binds(source):
+    """The names a cell's code binds at its top level (defs, imports, assignments).
 
-    def __init__(self, run):
+    source: a cell's text, IPython syntax allowed. Names bound only inside
+    functions or classes are not counted; a cell that cannot be parsed binds none.
+    """
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    try:
+        tree = ast.parse(TransformerManager().transform_cell(source))
+    except SyntaxError:
+        return set()
+    found = set()
+
+    def visit(node):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(node.name)
+            return  # what the body binds is local to it
+        if isinstance(node, ast.Lambda):
+            return
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            found.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def student_names(source_nb):
+    """The names test cells may look up in the student's process.
+
+    Those bound by the cells a student may edit (answers, and cells without
+    nbgrader metadata) in the instructor's source, less every name an
+    instructor cell (a test or a read-only cell) binds: those always come from
+    the instructor's code, run here.
+    """
+    instructor, students = set(), set()
+    for cell in source_nb.cells:
+        if cell.cell_type != "code":
+            continue
+        mine = notebook.is_test(cell) or notebook.is_locked(cell)
+        (instructor if mine else students).update(binds(cell.source))
+    return frozenset(students - instructor)
+
+
+class TestNamespace(dict):
+    """Globals for the test cells; a student name they lack is looked up in the student's process.
+
+    allowed: the names that may come from the student (:func:`student_names`);
+    any other missing name is a NameError, as in a fresh kernel.
+    """
+
+    def __init__(self, run, allowed):
         super().__init__(__name__="__main__", __builtins__=builtins)
-        self._run, self.cache = run, {}
+        self._run, self.cache, self.allowed = run, {}, allowed
 
     def __missing__(self, name):
-        if name in vars(builtins) or name.startswith("__"):
+        if name not in self.allowed or name in vars(builtins) or name.startswith("__"):
             raise KeyError(name)
         if name in self.cache:
             return self.cache[name]
@@ -133,12 +197,15 @@ class TestNamespace(dict):
 class Run:
     """One submission's execution: the student's process, deadlines, what went wrong."""
 
-    def __init__(self, student, cell_timeout, wall_timeout):
+    def __init__(self, student, cell_timeout, wall_timeout, allowed):
         self.student, self.cell_timeout = student, cell_timeout
         self.wall_deadline = time.monotonic() + wall_timeout
         self.cell_deadline = self.wall_deadline
-        self.namespace = TestNamespace(self)
+        self.namespace = TestNamespace(self, allowed)
         self.timed_out = []  # grade_ids (or positions) of cells that ran out of time
+        # The student's process caps its outputs; they are capped again here,
+        # with room for the note it adds about what it cut.
+        self.budget = GraderBudget()
 
     def start_cell(self):
         """Start a cell's clock; raise Stop if the whole notebook is out of time."""
@@ -147,6 +214,7 @@ class Run:
             raise Stop("timeout", "the notebook ran past its time limit")
         self.cell_deadline = min(now + self.cell_timeout, self.wall_deadline)
         self.namespace.cache = {}
+        self.budget.start_cell()
 
     def ask(self, message):
         """One request to the student's process within the current cell's deadline."""
@@ -162,27 +230,59 @@ class Run:
             raise Stop("tampered", f"the notebook's process sent garbage ({why})") from None
 
 
+class GraderBudget(Budget):
+    """The student's output limits, checked again in the grader, plus room for one note."""
+
+    def room(self):
+        return super().room() + 1000
+
+    def take(self, size, new_output):
+        if new_output and self.count == student.MAX_CELL_OUTPUTS:  # the student's own note
+            self.count -= 1
+            self.notebook_count -= 1
+        return super().take(size, new_output)
+
+
 def _error(ename, evalue, lines=()):
-    return nbformat.v4.new_output(
-        "error", ename=ename, evalue=evalue, traceback=[*lines, f"{ename}: {evalue}"]
-    )
+    shown = error_output(ename, evalue, [*lines, f"{ename}: {evalue}"])
+    return nbformat.v4.new_output("error", **{k: v for k, v in shown.items() if k != "output_type"})
 
 
 TIMEOUT_ERROR = ("CellTimeoutError", "the cell ran longer than its time limit")
 
 
-def _student_outputs(reply):
-    """The outputs the student's process reported, as validated notebook outputs."""
+def _student_outputs(reply, budget):
+    """The outputs the student's process reported, as validated notebook outputs.
+
+    Each is paid for from ``budget`` before it is validated, so however many a
+    reply carries, the grader spends bounded time and memory on them.
+    """
     outputs = []
-    for raw in reply.get("outputs", []):
+    raw_outputs = reply.get("outputs", [])
+    if not isinstance(raw_outputs, list):
+        return outputs
+    for raw in raw_outputs:
+        try:
+            size = len(json.dumps(raw))
+        except (TypeError, ValueError):
+            continue
+        if not budget.take(size, new_output=True):
+            continue
         try:
             output = nbformat.from_dict(raw)
+            if output.get("output_type") == "error":
+                output = nbformat.from_dict(
+                    error_output(output.get("ename"), output.get("evalue"), output.get("traceback"))
+                )
             nbformat.validator.validate(
                 nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(outputs=[output])])
             )
         except Exception:
             continue  # not a valid output: drop it rather than trust it
         outputs.append(output)
+    note = budget.note()
+    if note:
+        outputs.append(nbformat.from_dict(note))
     return outputs
 
 
@@ -193,7 +293,7 @@ def run_student_cell(run, cell):
     except _CellTimedOut:
         run.timed_out.append(notebook.grade_id(cell) or "a cell of yours")
         return [_error(*TIMEOUT_ERROR)]
-    return _student_outputs(reply)
+    return _student_outputs(reply, run.budget)
 
 
 @functools.lru_cache(maxsize=256)
@@ -205,7 +305,11 @@ def _compiled(source, name):
 def run_trusted_cell(run, cell):
     """Run an instructor's cell (a test, or a read-only cell) in this process."""
     outputs = []
-    streams = OutputStream("stdout", outputs), OutputStream("stderr", outputs)
+    run.budget.start_cell()
+    streams = (
+        OutputStream("stdout", outputs, run.budget),
+        OutputStream("stderr", outputs, run.budget),
+    )
     with contextlib.redirect_stdout(streams[0]), contextlib.redirect_stderr(streams[1]):
         try:
             exec(_compiled(cell.source, f"<{notebook.grade_id(cell)}>"), run.namespace)
@@ -217,16 +321,20 @@ def run_trusted_cell(run, cell):
             lines = getattr(cause, "student_traceback", [])
             lines = [f"In your code:\n{''.join(lines)}"] if lines else []
             outputs.append(_error(type(error).__name__, str(error), lines))
-    return [nbformat.from_dict(o) if isinstance(o, dict) else o for o in finish(outputs)]
+    return [
+        nbformat.from_dict(o) if isinstance(o, dict) else o for o in finish(outputs, run.budget)
+    ]
 
 
-def execute(nb, student, cell_timeout, wall_timeout):
+def execute(nb, student, cell_timeout, wall_timeout, allowed):
     """Run every code cell of ``nb`` in order; outputs go into ``nb``.
 
-    Returns ``(status, detail)``: ``("ok", "")`` or why the run stopped early. Test
-    cells that never ran get an error output, so they can never earn points.
+    allowed: the names test cells may look up in the student's process
+    (:func:`student_names` of the source). Returns ``(status, detail)``:
+    ``("ok", "")`` or why the run stopped early. Test cells that never ran get
+    an error output, so they can never earn points.
     """
-    run = Run(student, cell_timeout, wall_timeout)
+    run = Run(student, cell_timeout, wall_timeout, allowed)
     count, stopped = 0, None
     with warnings.catch_warnings():
         warnings.simplefilter("default")

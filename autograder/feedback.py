@@ -8,6 +8,7 @@ pages render in the parallel workers instead of one after another.
 """
 
 import re
+from collections import OrderedDict
 from pathlib import Path
 
 import nbformat
@@ -23,6 +24,25 @@ from traitlets.config import Config
 from . import notebook
 
 FORMGRADER = Path(nbgrader.__file__).parent / "server_extensions" / "formgrader"
+MAX_SHOWN_SOURCE = 64 * 2**10  # characters of one cell's text shown on the page
+CACHED_ENTRIES = 512  # rendered cells remembered per process
+CACHED_SOURCE = 16 * 2**10  # only texts up to this long are remembered
+
+
+class BoundedCache(OrderedDict):
+    """The most recently used rendered texts, at most :data:`CACHED_ENTRIES` of them."""
+
+    def get_or_make(self, key, text, make):
+        """``make()``, remembered under ``key`` when ``text`` is short enough to be shared."""
+        if key in self:
+            self.move_to_end(key)
+            return self[key]
+        value = make()
+        if len(text) <= CACHED_SOURCE:
+            self[key] = value
+            if len(self) > CACHED_ENTRIES:
+                self.popitem(last=False)
+        return value
 
 
 class KnownGrades(NbGraderPreprocessor):
@@ -60,29 +80,30 @@ class FeedbackExporter(HTMLExporter):
     """nbconvert's HTML exporter, tuned for one notebook rendered for many students.
 
     Markdown and highlighted code are cached by their text: every student's
-    notebook has the same prose and tests. The exporter's last step, a
-    BeautifulSoup pass that costs as much as the rest of the page, only adds
-    alt text to images and ``tabindex`` to cells; two substitutions do the same.
+    notebook has the same prose and tests. The caches are bounded
+    (:class:`BoundedCache`): a student's own long text is rendered, not kept.
+    The exporter's last step, a BeautifulSoup pass that costs as much as the
+    rest of the page, only adds alt text to images and ``tabindex`` to cells;
+    two substitutions do the same.
     """
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self._markdown, self._code = {}, {}
+        self._markdown, self._code = BoundedCache(), BoundedCache()
         self._highlight = Highlight2HTML(pygments_lexer="ipython3", parent=self)
 
     @pass_context
     def markdown2html(self, context, source):
         if context.get("cell", {}).get("attachments"):
             return super().markdown2html(context, source)
-        if source not in self._markdown:
-            self._markdown[source] = super().markdown2html(context, source)
-        return self._markdown[source]
+        return self._markdown.get_or_make(
+            source, source, lambda: super(FeedbackExporter, self).markdown2html(context, source)
+        )
 
     def _highlight_cached(self, source, language=None, metadata=None):
-        key = (source, language)
-        if key not in self._code:
-            self._code[key] = self._highlight(source, language, metadata)
-        return self._code[key]
+        return self._code.get_or_make(
+            (source, language), source, lambda: self._highlight(source, language, metadata)
+        )
 
     def from_notebook_node(self, nb, resources=None, **kw):
         """HTMLExporter.from_notebook_node, with the caches and without the soup."""
@@ -128,6 +149,12 @@ class Renderer:
     def render(self, student_id, nb, points, status="ok", detail=""):
         """The feedback page (HTML) for one student's executed notebook (or None)."""
         nb = nbformat.v4.new_notebook() if nb is None else nbformat.from_dict(nb)
+        for cell in nb.cells:
+            if len(cell.get("source", "")) > MAX_SHOWN_SOURCE:
+                hidden = len(cell.source) - MAX_SHOWN_SOURCE
+                cell.source = (
+                    cell.source[:MAX_SHOWN_SOURCE] + f"\n\n[{hidden:,} more characters not shown]"
+                )
         if status != "ok":
             nb.cells.insert(0, status_cell(status, detail))
         resources = {"nbgrader": {"student": student_id, "points": points}}

@@ -18,6 +18,7 @@ import json
 import logging
 import multiprocessing
 import os
+import resource
 import shutil
 import signal
 import sys
@@ -169,9 +170,17 @@ def run(args):
         )
         # A scheduler's or a `timeout` command's SIGTERM stops grading as Ctrl-C does.
         previous = signal.signal(signal.SIGTERM, _interrupt)
+        peaks = [0]  # the largest worker's peak memory, KiB
         try:
             _grade_all(
-                todo, settings, args.jobs, (root, config, out, scratch), state, rows, possible
+                todo,
+                settings,
+                args.jobs,
+                (root, config, out, scratch),
+                state,
+                rows,
+                possible,
+                peaks,
             )
         except KeyboardInterrupt:
             print(
@@ -188,6 +197,8 @@ def run(args):
     print(report.table(ordered))
     print()
     print(report.summary(ordered, tests))
+    main_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(f"grader peak memory: main {main_kib // 1024} MiB, largest worker {peaks[0] // 1024} MiB")
     print(f"\nwrote {out / 'grades.csv'} and {len(ordered)} feedback page(s) in {out / 'feedback'}")
     return 0
 
@@ -196,10 +207,11 @@ def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
-def _grade_all(todo, settings, jobs, where, state, rows, possible):
+def _grade_all(todo, settings, jobs, where, state, rows, possible, peaks):
     """Grade ``todo`` in worker processes, recording each result into ``rows`` as it arrives.
 
-    where: ``(course root, nbgrader config, output folder, scratch folder)``.
+    where: ``(course root, nbgrader config, output folder, scratch folder)``;
+    peaks: a one-item list that ends up holding the largest worker peak memory (KiB).
     """
     root, config, out, scratch = where
     remaining = {sub.student_id: sub for sub in todo}
@@ -214,6 +226,7 @@ def _grade_all(todo, settings, jobs, where, state, rows, possible):
             warned = True
             _warn(result.unprotected)
         recorder.save(result, sub.modified)
+        peaks[0] = max(peaks[0], result.peak_kib)
         rows[sub.student_id] = _row(result, possible)
         if result.status != "grader_error":  # a rerun tries those again
             state.save(sub.student_id, sub.sha256, rows[sub.student_id])

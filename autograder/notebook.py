@@ -24,8 +24,10 @@ def write(nb, path):
 
 
 def nbgrader_meta(cell):
-    """The cell's nbgrader metadata, or an empty dict."""
-    return cell.get("metadata", {}).get("nbgrader", {}) or {}
+    """The cell's nbgrader metadata, or an empty dict (also when it is not a dict)."""
+    metadata = cell.get("metadata", {})
+    meta = metadata.get("nbgrader", {}) if isinstance(metadata, dict) else {}
+    return meta if isinstance(meta, dict) else {}
 
 
 def grade_id(cell):

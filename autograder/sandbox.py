@@ -49,7 +49,8 @@ class Limits:
     """Per-submission limits.
 
     memory: bytes the student's code may allocate; file_size: bytes per file;
-    processes: extra processes or threads; scratch_mb: the scratch tmpfs, MiB;
+    processes: extra processes or threads; scratch_mb: the student's only writable
+    space (a tmpfs on /tmp, also behind /dev/shm), MiB, paid out of ``memory``;
     cpu_seconds: CPU time for the whole submission.
     """
 
@@ -59,11 +60,9 @@ class Limits:
     scratch_mb: int = 64
     cpu_seconds: int = 600
 
-    def for_child(self):
-        """The limits as the child applies them (processes counted for this user)."""
-        mine = sum(
-            1 for p in Path("/proc").iterdir() if p.name.isdigit() and _owner(p) == os.getuid()
-        )
+    def for_child(self, uid):
+        """The limits as the child applies them (processes counted for ``uid``)."""
+        mine = sum(1 for p in Path("/proc").iterdir() if p.name.isdigit() and _owner(p) == uid)
         return {
             "memory": self.memory,
             "file_size": self.file_size,
@@ -100,15 +99,50 @@ def _pids_cgroup(maximum):
     return None
 
 
-def _bwrap_command():
-    """bubblewrap's arguments for a read-only system with nothing of the course in it."""
-    command = ["bwrap", "--die-with-parent", "--new-session", "--unshare-all"]
+# What of /etc the student's Python needs: the dynamic linker's cache, the
+# BLAS alternatives Debian's numpy links through, names for uids, time zones,
+# MIME types and a distribution Python's own settings. Nothing else of /etc (no
+# keys, no shadow file) is in the sandbox.
+ETC = (
+    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "timezone",
+    "passwd", "group", "nsswitch.conf", "mime.types", "fonts", "matplotlibrc",
+    "python3", "python3.11", "python3.12", "python3.13", "python3.14",
+)  # fmt: skip
+SANDBOX_UID = 65534  # "nobody": whom student code runs as when the grader is root
+
+
+def _ancestors(path):
+    """The folders above ``path``, outermost first: ``/a/b/c`` -> ``/a``, ``/a/b``."""
+    parts = Path(path).parts[1:-1]
+    return ["/" + "/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def _bwrap_command(as_root):
+    """bubblewrap's arguments for a read-only system with nothing of the course in it.
+
+    As root, bubblewrap makes no user namespace (root's would map only uid 0, so
+    nothing could drop to another uid) and keeps just the capabilities the
+    zygote needs to hand each student an unprivileged uid and to signal it.
+    """
+    command = ["bwrap", "--die-with-parent", "--new-session"]
+    if as_root:
+        command += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
+        command += ["--unshare-cgroup-try", "--cap-drop", "ALL"]
+        for capability in ("CAP_SETUID", "CAP_SETGID", "CAP_KILL"):
+            command += ["--cap-add", capability]
+    else:
+        command += ["--unshare-all"]
     # The scratch tmpfs first: the binds below may live under /tmp (a clone there).
     command += ["--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev"]
-    for path in ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc"):
+    for path in ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32"):
         if os.path.islink(path):
             command += ["--symlink", os.readlink(path), path]
         elif os.path.exists(path):
+            command += ["--ro-bind", path, path]
+    command += ["--perms", "0755", "--dir", "/etc"]
+    for name in ETC:
+        path = f"/etc/{name}"
+        if os.path.exists(path):
             command += ["--ro-bind", path, path]
     python_paths = {
         sys.prefix,
@@ -116,9 +150,15 @@ def _bwrap_command():
         os.path.dirname(os.path.realpath(sys.executable)),
         str(Path(__file__).resolve().parent),  # this package: the zygote's code
     }
+    made = set()
     for path in sorted(python_paths):
-        if not path.startswith(("/usr/", "/etc/")):
-            command += ["--ro-bind", path, path]
+        if path.startswith(("/usr/", "/etc/")):
+            continue
+        for folder in _ancestors(path):  # bubblewrap would make them 0700: unreadable to nobody
+            if folder not in made and folder != "/tmp":
+                command += ["--perms", "0755", "--dir", folder]
+                made.add(folder)
+        command += ["--ro-bind", path, path]
     command += ["--chdir", "/tmp"]
     return command
 
@@ -145,9 +185,12 @@ class Sandbox:
         if use_bwrap and not shutil.which("bwrap"):
             self.unprotected.append("bubblewrap is not installed")
             use_bwrap = False
+        self.uid = None  # student code runs as the grader's own user
         if use_bwrap:
+            as_root = os.geteuid() == 0
             try:
-                self._start(_bwrap_command(), start_timeout)
+                self._start(_bwrap_command(as_root), start_timeout)
+                self.uid = SANDBOX_UID if as_root else None
                 return
             except RuntimeError as why:
                 self.unprotected.append(f"bubblewrap did not start ({why})")
@@ -159,7 +202,7 @@ class Sandbox:
         package = Path(__file__).resolve().parent
         boot = (
             f"import sys; sys.path.insert(0, {str(package.parent)!r}); "
-            f"from autograder.student import zygote; zygote({child.fileno()})"
+            f"from autograder.student import zygote; zygote({child.fileno()}, sys.path[0])"
         )
         # The package is imported from the folder bound into the sandbox, however
         # it was installed; -I keeps the environment and the working folder out.
@@ -201,7 +244,8 @@ class Sandbox:
     def spawn(self, files, limits, timeout=30):
         """A fresh, isolated student process, with ``files`` ({name: text}) in its scratch."""
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        message = {"op": "spawn", "files": files, "limits": limits.for_child()}
+        uid = os.getuid() if self.uid is None else self.uid
+        message = {"op": "spawn", "files": files, "limits": limits.for_child(uid), "uid": self.uid}
         socket.send_fds(self.control, [json.dumps(message).encode()], [theirs.fileno()])
         theirs.close()
         mine.settimeout(timeout)
@@ -255,24 +299,33 @@ class Student:
     pid: int
     unprotected: list = field(default_factory=list)
     dead: bool = False
+    sent: int = 0  # requests so far; each reply must carry its request's number
+
+    def _reply(self, number):
+        reply = wire.receive(self.sock)
+        if reply.get("id") != number:
+            raise wire.WireError(f"a reply to request {reply.get('id')!r}, not {number}")
+        return reply
 
     def request(self, message, timeout):
         """Send ``message`` and wait up to ``timeout`` seconds for the reply.
 
         On timeout the student's code is interrupted (KeyboardInterrupt); if it
-        does not stop within a few seconds its process is killed.
+        does not stop within a few seconds its process is killed. A reply that
+        does not answer this request (a forged or stale frame) is ``Tampered``.
         """
         if self.dead:
             raise StudentGone("the student process is gone")
+        self.sent += 1
         try:
-            wire.send(self.sock, message)
+            wire.send(self.sock, {**message, "id": self.sent})
             self.sock.settimeout(max(timeout, 0.01))
-            return wire.receive(self.sock)
+            return self._reply(self.sent)
         except TimeoutError:
             self.sandbox.signal(self.pid, signal.SIGINT)
             try:
                 self.sock.settimeout(GRACE)
-                reply = wire.receive(self.sock)
+                reply = self._reply(self.sent)
             except (TimeoutError, EOFError, OSError, wire.WireError):
                 self.kill()
                 raise CellTimeout() from None

@@ -78,18 +78,21 @@ class Unreadable(Exception):
 class Findings:
     """What a submission changed that it should not have.
 
-    deleted, duplicated, edited: grade_ids; renamed: grade_ids the source lacks.
+    deleted, duplicated, edited: grade_ids; renamed: grade_ids the source lacks;
+    moved: instructor cells (tests, read-only cells) out of the source's order.
+    A grade_id that is not a string is reported by its ``repr``.
     """
 
     deleted: list = field(default_factory=list)
     duplicated: list = field(default_factory=list)
     edited: list = field(default_factory=list)
     renamed: list = field(default_factory=list)
+    moved: list = field(default_factory=list)
 
     @property
     def status(self):
         """``tampered``, ``cells_missing`` or ``ok``."""
-        if self.duplicated or self.edited or self.renamed:
+        if self.duplicated or self.edited or self.renamed or self.moved:
             return "tampered"
         if self.deleted:
             return "cells_missing"
@@ -104,12 +107,51 @@ class Findings:
             ("duplicated", self.duplicated),
             ("edited", self.edited),
             ("unknown", self.renamed),
+            ("moved", self.moved),
         ):
             if ids:
-                parts.append(f"{what} cells {', '.join(ids)}")
-        if parts:
+                parts.append(f"{what} cells {', '.join(_shown(i) for i in ids)}")
+        if self.moved:
+            parts.append("graded in the source's order, with only the answers kept")
+        elif parts:
             parts.append("test and read-only cells were restored from the source")
         return "; ".join(parts)
+
+
+def _shown(grade_id):
+    return grade_id if isinstance(grade_id, str) else repr(grade_id)
+
+
+def _key(grade_id):
+    return (not isinstance(grade_id, str), repr(grade_id))
+
+
+def is_instructor(cell):
+    """A test cell or a read-only cell: code the instructor wrote and students may not move."""
+    return notebook.is_test(cell) or notebook.is_locked(cell)
+
+
+def moved(nb, release_nb):
+    """Instructor cells of ``nb`` that are out of the release's order, as grade_ids.
+
+    The cells kept in place are the longest run that is in the release's order;
+    the others were moved. Cells the release lacks are not counted here.
+    """
+    rank = {notebook.grade_id(c): i for i, c in enumerate(release_nb.cells) if is_instructor(c)}
+    seen, order = set(), []
+    for cell in nb.cells:
+        name = notebook.grade_id(cell)
+        if is_instructor(cell) and isinstance(name, str) and name in rank and name not in seen:
+            seen.add(name)
+            order.append(name)
+    # longest increasing subsequence of ranks, O(n^2): a notebook has few cells
+    best = [[name] for name in order]
+    for i, name in enumerate(order):
+        for j in range(i):
+            if rank[order[j]] < rank[name] and len(best[j]) + 1 > len(best[i]):
+                best[i] = [*best[j], name]
+    kept = set(max(best, key=len, default=[]))
+    return [name for name in order if name not in kept]
 
 
 def read(data):
@@ -148,14 +190,15 @@ def inspect(nb, release_nb):
     released = {notebook.grade_id(c): c for c in release_nb.cells if notebook.grade_id(c)}
     found = Findings()
     ids = [notebook.grade_id(c) for c in nb.cells if notebook.grade_id(c)]
-    counts = Counter(ids)
-    found.duplicated = sorted(g for g, n in counts.items() if n > 1)
+    counts = Counter(g if isinstance(g, (str, int, float)) else repr(g) for g in ids)
+    found.duplicated = sorted((g for g, n in counts.items() if n > 1), key=_key)
     found.deleted = [g for g in released if g not in counts]
-    found.renamed = sorted(g for g in counts if g not in released)
+    found.renamed = sorted((g for g in counts if g not in released), key=_key)
+    found.moved = moved(nb, release_nb)
     edited = set()
     for cell in nb.cells:
         name = notebook.grade_id(cell)
-        if name not in released:
+        if not isinstance(name, str) or name not in released:
             continue
         original = released[name]
         mine, theirs = notebook.nbgrader_meta(cell), notebook.nbgrader_meta(original)

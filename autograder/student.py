@@ -24,7 +24,6 @@ import io
 import json
 import os
 import resource
-import shutil
 import signal
 import socket
 import sys
@@ -32,81 +31,185 @@ import tempfile
 import traceback
 import warnings
 
-from . import wire
+from . import syscalls, wire
 
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
 CLONE_NEWNET, CLONE_NEWIPC, CLONE_NEWUTS = 0x40000000, 0x08000000, 0x04000000
-MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x1, 0x20, 0x1000, 0x4000, 0x40000
-PR_SET_PDEATHSIG, PR_SET_DUMPABLE = 1, 4
+MS_RDONLY, MS_NOSUID, MS_NODEV = 0x1, 0x2, 0x4
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x20, 0x1000, 0x4000, 0x40000
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP = 1, 4, 24
+PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+LINUX_CAPABILITY_VERSION_3 = 0x20080522
 # statvfs flag -> mount flag: nosuid, nodev, noexec, noatime, nodiratime, relatime
 LOCKED_FLAGS = ((2, 2), (4, 4), (8, 8), (1024, 1024), (2048, 2048), (4096, 1 << 21))
-MAX_CELL_OUTPUT = 2**20  # characters of stream output kept per cell
+
+# What a student's process sees: its writable space is a fresh tmpfs on /tmp
+# (also behind /dev/shm); the helper files sit read-only in LAB, on sys.path.
+SCRATCH = "/tmp"
+LAB = "/tmp/lab"
+
+# Output a notebook may send back, in the student's process and again in the grader.
+MAX_CELL_OUTPUT = 2**20  # characters of output kept per cell, all kinds together
+MAX_CELL_OUTPUTS = 100  # separate outputs kept per cell
+MAX_NOTEBOOK_OUTPUT = 8 * 2**20  # characters kept over the whole notebook
+MAX_NOTEBOOK_OUTPUTS = 2000
+MAX_ERROR_TEXT = 10_000  # characters of one error message or traceback line
+MAX_TRACEBACK_LINES = 50
 
 
 def c_library():
-    """The C library, for the calls Python lacks: unshare, mount, prctl."""
+    """The C library, for the calls Python lacks: unshare, mount, prctl, capset."""
     return ctypes.CDLL(None, use_errno=True)
+
+
+def _errno():
+    return os.strerror(ctypes.get_errno())
+
+
+def drop_privileges(uid):
+    """Become ``uid`` (and gid) with no supplementary groups; [] or what failed.
+
+    Called by root before anything else, so the student's process is not root
+    as seen from outside: it cannot read root-only files bound into the sandbox.
+    """
+    try:
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+    except OSError as error:
+        return [f"unprivileged user ({error.strerror})"]
+    return []
 
 
 def isolate():
     """Enter fresh namespaces; return a list of what could not be isolated.
 
     Must be called in a freshly forked child; the caller forks once more so the
-    student's code runs as pid 1 of the new pid namespace.
+    student's code runs as pid 1 of the new pid namespace. The new user
+    namespace maps only this process's own uid and gid, to themselves.
     """
-    missing = []
     libc = c_library()
     uid, gid = os.getuid(), os.getgid()
+    # Changing uid cleared this; the uid maps below need it set.
+    libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
     flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
     if libc.unshare(flags) != 0:
-        missing.append(f"namespaces ({os.strerror(ctypes.get_errno())})")
-        return missing
+        return [f"namespaces ({_errno()})"]
     with open("/proc/self/setgroups", "w") as handle:
         handle.write("deny")
     with open("/proc/self/uid_map", "w") as handle:
         handle.write(f"{uid} {uid} 1")
     with open("/proc/self/gid_map", "w") as handle:
         handle.write(f"{gid} {gid} 1")
-    return missing
+    return []
 
 
-def private_scratch(folder, scratch_mb):
-    """Mount a private tmpfs on ``folder``, the only place the student may write.
+def _mounts():
+    """``[(mount point, writable)]`` of this mount namespace, from /proc/self/mountinfo."""
+    found = []
+    with open("/proc/self/mountinfo") as handle:
+        for line in handle:
+            fields = line.split()
+            point = fields[4].encode().decode("unicode_escape")  # \040 is a space
+            found.append((point, "rw" in fields[5].split(",")))
+    return found
 
-    In the child's own mount namespace: the shared /tmp becomes read-only (so
-    nothing is left behind for the next student), the scratch is a fresh tmpfs
-    mounted on an empty folder (so it shadows nothing, not even a Python
-    installation that lives under /tmp), and /proc shows only the child's own
-    pid namespace. Returns '' or what could not be done.
+
+def _read_only(point):
+    """Remount ``point`` read-only, keeping the flags it is locked with; '' or the error."""
+    locked = os.statvfs(point).f_flag
+    kept = sum(flag for st, flag in LOCKED_FLAGS if locked & st)
+    flags = MS_BIND | MS_REMOUNT | MS_RDONLY | kept
+    if c_library().mount(None, point.encode(), None, flags, None) != 0:
+        return f"read-only {point} ({_errno()})"
+    return ""
+
+
+def fresh_filesystems(scratch_mb, files):
+    """Give the student a fresh writable space and make everything else read-only.
+
+    In the student's own mount namespace: a new tmpfs of ``scratch_mb`` MiB on
+    /tmp, also mounted behind /dev/shm, is the only writable place, and it
+    vanishes with the student; ``files`` ({name: text}) are written to
+    :data:`LAB` and made read-only; every other mount (the sandbox's root, /dev)
+    becomes read-only, so nothing a student writes is left for the next one.
+    Returns a list of what could not be done.
     """
     libc = c_library()
-    # A mount namespace of its own, so the parent's view (which removes the
-    # scratch folder afterwards) keeps a writable /tmp.
-    if libc.unshare(CLONE_NEWNS) != 0:
-        return f"private mounts ({os.strerror(ctypes.get_errno())})"
     libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None)
-    # Our copy of the /tmp mount, read-only; a remount must keep the flags the
-    # mount is locked with (nosuid, nodev, ...).
-    locked = os.statvfs("/tmp").f_flag
-    kept = sum(flag for st, flag in LOCKED_FLAGS if locked & st)
-    if libc.mount(None, b"/tmp", None, MS_BIND | MS_REMOUNT | MS_RDONLY | kept, None) != 0:
-        return f"read-only /tmp ({os.strerror(ctypes.get_errno())})"
-    options = f"size={scratch_mb}m,mode=700".encode()
-    if libc.mount(b"tmpfs", folder.encode(), b"tmpfs", 0, options) != 0:
-        return f"private scratch ({os.strerror(ctypes.get_errno())})"
-    libc.mount(b"proc", b"/proc", b"proc", 0, None)
-    return ""
+    options = f"size={scratch_mb}m,mode=755".encode()
+    if libc.mount(b"tmpfs", SCRATCH.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options) != 0:
+        return [f"private scratch ({_errno()})"]
+    problems = []
+    shm = os.path.join(SCRATCH, ".shm")
+    os.mkdir(shm, 0o700)
+    if os.path.isdir("/dev/shm") and libc.mount(shm.encode(), b"/dev/shm", None, MS_BIND, None):
+        problems.append(f"private /dev/shm ({_errno()})")
+    write_files(LAB, files)
+    if libc.mount(LAB.encode(), LAB.encode(), None, MS_BIND, None) != 0:
+        problems.append(f"read-only helper files ({_errno()})")
+    else:
+        problems.append(_read_only(LAB))
+    mine = (SCRATCH, "/dev/shm", "/proc")
+    for point, writable in _mounts():
+        if writable and not any(point == m or point.startswith(m + "/") for m in mine):
+            problems.append(_read_only(point))
+    libc.mount(b"proc", b"/proc", b"proc", 0, None)  # refused under bwrap's /proc; harmless
+    return [p for p in problems if p]
+
+
+def write_files(folder, files):
+    """Write ``files`` ({name: text}) into ``folder``, by base name only."""
+    os.makedirs(folder, exist_ok=True)
+    for name, text in files.items():
+        with open(os.path.join(folder, os.path.basename(name)), "w") as handle:
+            handle.write(text)
+
+
+class CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class CapData(ctypes.Structure):
+    _fields_ = [
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    ]
+
+
+def drop_capabilities():
+    """Drop every capability for good, then install :mod:`autograder.syscalls`' filter.
+
+    The bounding and ambient sets are cleared too, so no program the student
+    runs can regain one. Returns a list of what could not be done.
+    """
+    libc = c_library()
+    for capability in range(64):  # past the kernel's last one, prctl just says EINVAL
+        libc.prctl(PR_CAPBSET_DROP, capability, 0, 0, 0)
+    libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    problems = []
+    if libc.capset(ctypes.byref(CapHeader(LINUX_CAPABILITY_VERSION_3, 0)), (CapData * 2)()):
+        problems.append(f"dropping capabilities ({_errno()})")
+    problems.append(syscalls.install())
+    with open("/proc/self/status") as handle:
+        status = dict(line.split(":", 1) for line in handle if ":" in line)
+    if int(status.get("CapEff", "0").strip(), 16):
+        problems.append(f"capabilities left: {status['CapEff'].strip()}")
+    return [p for p in problems if p]
 
 
 def set_limits(limits):
     """Apply the per-submission resource limits (bytes, counts, seconds).
 
-    The memory limit is on top of what the preloaded libraries already map, so
-    ``limits["memory"]`` bytes are the student's to use.
+    The memory limit is on top of what the preloaded libraries already map, and
+    the scratch tmpfs is paid out of it (tmpfs pages are not counted by
+    ``RLIMIT_AS``), so ``limits["memory"]`` bytes are the student's in all.
     """
     with open("/proc/self/statm") as handle:
         mapped = int(handle.read().split()[0]) * resource.getpagesize()
-    memory = mapped + limits["memory"]
+    own = max(limits["memory"] - limits["scratch_mb"] * 2**20, 2**24)
+    memory = mapped + own
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_size"], limits["file_size"]))
     resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_seconds"], limits["cpu_seconds"] + 5))
@@ -117,36 +220,119 @@ def set_limits(limits):
 # ------------------------------------------------------------------ the shell
 
 
-class OutputStream(io.TextIOBase):
-    """A sys.stdout/sys.stderr stand-in that records notebook stream outputs."""
+class Budget:
+    """How much output a notebook may still send: per cell and over the notebook.
 
-    def __init__(self, name, outputs):
-        self.name, self.outputs, self.kept = name, outputs, 0
+    Every output kind draws on it (streams, displays, results, errors), so a
+    flood of any kind is cut here, in the student's process, before it is sent.
+    Sizes are in characters of the output's text (base64 for images).
+    """
+
+    def __init__(self):
+        self.notebook_size = self.notebook_count = 0
+        self.start_cell()
+
+    def start_cell(self):
+        """A new cell (or call): its own allowance, and nothing cut yet."""
+        self.size = self.count = 0
+        self.cut_size = self.cut_count = 0
+
+    def full(self):
+        """May this cell send no more outputs at all?"""
+        return (
+            self.count >= MAX_CELL_OUTPUTS
+            or self.notebook_count >= MAX_NOTEBOOK_OUTPUTS
+            or self.room() == 0
+        )
+
+    def room(self):
+        """Characters this cell may still send."""
+        return max(0, min(MAX_CELL_OUTPUT - self.size, MAX_NOTEBOOK_OUTPUT - self.notebook_size))
+
+    def take(self, size, new_output):
+        """Spend ``size`` characters (and one output if ``new_output``); False if over."""
+        over_count = new_output and (
+            self.count >= MAX_CELL_OUTPUTS or self.notebook_count >= MAX_NOTEBOOK_OUTPUTS
+        )
+        if over_count or size > self.room():
+            self.cut_size += size
+            self.cut_count += 1
+            return False
+        self.size += size
+        self.notebook_size += size
+        if new_output:
+            self.count += 1
+            self.notebook_count += 1
+        return True
+
+    def note(self):
+        """A stream output saying what was cut from this cell, or None."""
+        if not self.cut_count:
+            return None
+        return {
+            "output_type": "stream",
+            "name": "stdout",
+            "text": f"\n[the grader cut {self.cut_count} output(s), {self.cut_size:,} characters, "
+            f"from this cell: a cell may show {MAX_CELL_OUTPUTS} outputs and "
+            f"{MAX_CELL_OUTPUT // 2**20} MiB, a notebook {MAX_NOTEBOOK_OUTPUT // 2**20} MiB]\n",
+        }
+
+
+def _short(text, limit=MAX_ERROR_TEXT):
+    text = str(text)
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"... [{len(text) - limit:,} more characters cut by the grader]"
+
+
+def error_output(ename, evalue, traceback_lines):
+    """A notebook error output with its message and traceback cut to size."""
+    lines = [_short(line) for line in traceback_lines]
+    if len(lines) > MAX_TRACEBACK_LINES:
+        lines = lines[: MAX_TRACEBACK_LINES // 2] + ["..."] + lines[-MAX_TRACEBACK_LINES // 2 :]
+    return {
+        "output_type": "error",
+        "ename": _short(ename, 200),
+        "evalue": _short(evalue),
+        "traceback": lines,
+    }
+
+
+class OutputStream(io.TextIOBase):
+    """A sys.stdout/sys.stderr stand-in that records notebook stream outputs.
+
+    budget: the :class:`Budget` the text is paid from.
+    """
+
+    def __init__(self, name, outputs, budget):
+        self.name, self.outputs, self.budget = name, outputs, budget
 
     def writable(self):
         return True
 
     def write(self, text):
         text = str(text)
-        room = MAX_CELL_OUTPUT - self.kept
-        if room <= 0:
-            return len(text)
-        if len(text) > room:
-            text = text[:room] + "\n[output truncated by the grader]\n"
-        self.kept += len(text)
         last = self.outputs[-1] if self.outputs else None
-        if last and last["output_type"] == "stream" and last["name"] == self.name:
-            last["text"].append(text)  # joined by finish(): += on a str would be quadratic
-        else:
-            self.outputs.append({"output_type": "stream", "name": self.name, "text": [text]})
+        joins = bool(last and last["output_type"] == "stream" and last["name"] == self.name)
+        kept = text[: self.budget.room()]
+        if kept and self.budget.take(len(kept), new_output=not joins):
+            if joins:
+                last["text"].append(kept)  # joined by finish(): += on a str would be quadratic
+            else:
+                self.outputs.append({"output_type": "stream", "name": self.name, "text": [kept]})
+        if len(kept) < len(text):
+            self.budget.take(len(text) - len(kept), new_output=False)  # counted as cut
         return len(text)
 
 
-def finish(outputs):
-    """Join the text pieces of captured stream outputs; returns ``outputs``."""
+def finish(outputs, budget=None):
+    """Join the text pieces of captured stream outputs, and say what was cut; ``outputs``."""
     for output in outputs:
         if output["output_type"] == "stream" and isinstance(output["text"], list):
             output["text"] = "".join(output["text"])
+    note = budget.note() if budget else None
+    if note:
+        outputs.append(note)
     return outputs
 
 
@@ -157,6 +343,20 @@ def _jsonable(data):
     }
 
 
+def _rich(kind, data, metadata, **extra):
+    """A display or result output, or None if it is not plain JSON-able data."""
+    try:
+        data = _jsonable(data)
+        json.dumps([data, metadata])
+    except (TypeError, ValueError):
+        return None
+    return {"output_type": kind, "data": data, "metadata": metadata or {}, **extra}
+
+
+def _size(output):
+    return sum(len(str(value)) for value in output["data"].values())
+
+
 def make_shell():
     """An IPython shell whose outputs land in ``shell.cell_outputs``; built in the zygote."""
     from IPython.core.displayhook import DisplayHook
@@ -164,11 +364,13 @@ def make_shell():
     from IPython.core.interactiveshell import InteractiveShell
     from traitlets.config import Config
 
+    def emit(output):
+        if output is not None and shell.budget.take(_size(output), new_output=True):
+            shell.cell_outputs.append(output)
+
     class Publisher(DisplayPublisher):
         def publish(self, data, metadata=None, source=None, **kwargs):
-            shell.cell_outputs.append(
-                {"output_type": "display_data", "data": _jsonable(data), "metadata": metadata or {}}
-            )
+            emit(_rich("display_data", data, metadata))
 
         def clear_output(self, wait=False):
             shell.cell_outputs.clear()
@@ -181,13 +383,10 @@ def make_shell():
             pass
 
         def write_format_data(self, format_dict, md_dict=None):
-            shell.cell_outputs.append(
-                {
-                    "output_type": "execute_result",
-                    "data": _jsonable(format_dict),
-                    "metadata": md_dict or {},
-                    "execution_count": shell.execution_count,
-                }
+            if not format_dict:  # not formatted: over the budget (see below)
+                return
+            emit(
+                _rich("execute_result", format_dict, md_dict, execution_count=shell.execution_count)
             )
 
         def finish_displayhook(self):
@@ -200,16 +399,23 @@ def make_shell():
     shell.displayhook = Hook(shell=shell, cache_size=0)
     shell.display_trap.hook = shell.displayhook
     shell.cell_outputs = []
+    shell.budget = Budget()
+    plain_format = shell.display_formatter.format
+
+    def format_within_budget(obj, include=None, exclude=None):
+        # Formatting is the costly part of display(); once a cell may show
+        # nothing more, skip it (display() then publishes nothing).
+        if shell.budget.full():
+            shell.budget.take(0, new_output=True)  # counted as cut
+            return {}, {}
+        return plain_format(obj, include=include, exclude=exclude)
+
+    shell.display_formatter.format = format_within_budget
 
     def show_traceback(etype, evalue, stb):
-        shell.cell_outputs.append(
-            {
-                "output_type": "error",
-                "ename": getattr(etype, "__name__", str(etype)),
-                "evalue": str(evalue),
-                "traceback": list(stb),
-            }
-        )
+        # An error is always kept (it is what the student needs), cut to size.
+        ename = getattr(etype, "__name__", str(etype))
+        shell.cell_outputs.append(error_output(ename, evalue, stb))
 
     shell._showtraceback = show_traceback
     shell.enable_gui = lambda gui=None: None  # no event loop: figures go inline
@@ -220,17 +426,19 @@ def make_shell():
 def run_cell(shell, source):
     """Run one cell; its notebook outputs and execution count."""
     shell.cell_outputs = []
-    out, err = (
-        OutputStream("stdout", shell.cell_outputs),
-        OutputStream("stderr", shell.cell_outputs),
-    )
+    shell.budget.start_cell()
+    out = OutputStream("stdout", shell.cell_outputs, shell.budget)
+    err = OutputStream("stderr", shell.cell_outputs, shell.budget)
     saved = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = out, err
     try:
         shell.run_cell(source, store_history=True)
     finally:
         sys.stdout, sys.stderr = saved
-    return {"outputs": finish(shell.cell_outputs), "execution_count": shell.execution_count - 1}
+    return {
+        "outputs": finish(shell.cell_outputs, shell.budget),
+        "execution_count": shell.execution_count - 1,
+    }
 
 
 def lookup(shell, name):
@@ -250,8 +458,11 @@ def call(shell, name, encoded_args):
     """Call the student's function ``name``; the result, or the error, and the arguments after."""
     args = [wire.decode(a) for a in encoded_args]
     outputs = []
+    shell.cell_outputs = []  # displays during a test call are not shown; they still count
+    shell.budget.start_cell()
     saved = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = OutputStream("stdout", outputs), OutputStream("stderr", outputs)
+    sys.stdout = OutputStream("stdout", outputs, shell.budget)
+    sys.stderr = OutputStream("stderr", outputs, shell.budget)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -261,16 +472,15 @@ def call(shell, name, encoded_args):
             except wire.Unencodable as why:
                 reply = {"ok": False, "ename": "TypeError", "evalue": f"{name} returned {why}"}
             except BaseException as error:  # the student's error, reported as data
-                reply = {
-                    "ok": False,
-                    "ename": type(error).__name__,
-                    "evalue": str(error),
-                    "traceback": traceback.format_exception(error)[-6:],
-                }
+                shown = error_output(
+                    type(error).__name__, error, traceback.format_exception(error)[-6:]
+                )
+                reply = {"ok": False, "ename": shown["ename"], "evalue": shown["evalue"]}
+                reply["traceback"] = shown["traceback"]
     finally:
         sys.stdout, sys.stderr = saved
-    reply["outputs"] = finish(outputs)
-    reply["warnings"] = [f"{w.category.__name__}: {w.message}" for w in caught]
+    reply["outputs"] = finish(outputs, shell.budget)
+    reply["warnings"] = [_short(f"{w.category.__name__}: {w.message}", 500) for w in caught[:20]]
     try:
         reply["args"] = [wire.encode(a) for a in args]
     except wire.Unencodable:
@@ -290,7 +500,9 @@ def serve(shell, sock):
             message = wire.receive(sock)
             if message.get("op") == "bye":
                 return
-            wire.send(sock, handlers[message["op"]](message))
+            reply = handlers[message["op"]](message)
+            reply["id"] = message.get("id")
+            wire.send(sock, reply)
         except KeyboardInterrupt:
             continue  # an interrupt that arrived between requests
         except (EOFError, OSError, wire.WireError):
@@ -301,35 +513,51 @@ def serve(shell, sock):
 
 
 def child(shell, sock, request):
-    """In a forked child: isolate, start the student's process, report its pid."""
-    # The zygote is not dumpable; its children must be, to write their uid maps.
-    c_library().prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
-    problems = isolate()
-    scratch = tempfile.mkdtemp(prefix="student-")
+    """In a forked child: isolate, start the student's process, report its pid.
+
+    request: ``{"files": {name: text}, "limits": {...}, "uid": int or None}``.
+    The order matters: drop root first (so nothing after runs as root outside),
+    enter namespaces, then in the new pid namespace lay out the filesystems,
+    apply limits and drop every capability before any student code runs.
+    """
+    problems = drop_privileges(request["uid"]) if request.get("uid") is not None else []
+    missing = isolate()
+    problems += missing
+    report, told = os.pipe()
     inner = os.fork()
     if inner:
+        os.close(told)
+        c_library().prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # nothing here for the student to trace
+        with os.fdopen(report) as handle:
+            problems += json.loads(handle.read() or "[]")
         wire.send(sock, {"pid": inner, "unprotected": problems})
         sock.close()
         os.waitpid(inner, 0)
-        shutil.rmtree(scratch, ignore_errors=True)
         os._exit(0)
     # pid 1 of the new pid namespace (when namespaces worked)
+    os.close(report)
     os.setsid()
-    if not problems:
-        problem = private_scratch(scratch, request["limits"]["scratch_mb"])
-        if problem:
-            problems.append(problem)
-    os.chdir(scratch)
-    for name, text in request["files"].items():
-        with open(os.path.join(scratch, os.path.basename(name)), "w") as handle:
-            handle.write(text)
-    sys.path.insert(0, scratch)
+    limits = request["limits"]
+    if not missing:
+        mine = fresh_filesystems(limits["scratch_mb"], request["files"])
+        home, lab = SCRATCH, LAB
+    else:  # no namespaces: a private folder at least
+        home = lab = tempfile.mkdtemp(prefix="student-")
+        write_files(lab, request["files"])
+        mine = []
+    os.chdir(home)
+    os.environ["HOME"] = home
+    sys.path.insert(0, lab)
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    set_limits(request["limits"])
+    shell.budget = Budget()
+    set_limits(limits)
+    mine += drop_capabilities()
+    os.write(told, json.dumps(mine).encode())
+    os.close(told)
     serve(shell, sock)
     os._exit(0)
 
@@ -367,14 +595,20 @@ def warm_up(shell):
     gc.freeze()
 
 
-def zygote(control_fd):
-    """Preload, then fork one isolated child per request on the control socket."""
+def zygote(control_fd, boot_path=None):
+    """Preload, then fork one isolated child per request on the control socket.
+
+    boot_path: the folder put on ``sys.path`` to import this package; taken off
+    again once it is imported, so no student imports anything from there.
+    """
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     import matplotlib
 
     matplotlib.use("module://matplotlib_inline.backend_inline")
     import matplotlib.pyplot  # noqa: F401  -- paid once, here
     import numpy  # noqa: F401
+
+    sys.path[:] = [path for path in sys.path if path and path != boot_path]
 
     shell = make_shell()
     warm_up(shell)

@@ -9,6 +9,7 @@ anything: it returns a :class:`Result` and the main process records it.
 import logging
 import multiprocessing
 import os
+import resource
 import signal
 import sys
 from dataclasses import dataclass, field
@@ -61,6 +62,7 @@ class Result:
     notebook: dict | None  # the executed notebook, as JSON
     unprotected: list = field(default_factory=list)
     feedback: str | None = None  # the feedback page, HTML
+    peak_kib: int = 0  # the worker's peak resident memory so far, KiB
 
 
 def load_config(root):
@@ -84,6 +86,7 @@ class Worker:
         sys.path.insert(0, str(root / "source" / course.ASSIGNMENT))
         self.config = load_config(root)
         self.release_nb = notebook.read(root / course.RELEASE)
+        self.allowed = execute.student_names(notebook.read(root / course.SOURCE))
         folder = root / "source" / course.ASSIGNMENT
         self.files = {
             p.name: p.read_text() for p in folder.iterdir() if p.is_file() and p.suffix == ".py"
@@ -106,22 +109,19 @@ class Worker:
         status, detail = found.status, found.detail
         if version < 4:
             detail = "; ".join(filter(None, [detail, f"upgraded from nbformat {version}"]))
+        resources = course.nbgrader_resources(student_id, self.settings.db_url)
+        if found.moved:  # instructor cells run in the source's order: keep only the answers
+            nb = sanitize.rebuild(self.release_nb, nb)
         try:
-            clean = sanitize.sanitize(
-                nb, self.config, course.nbgrader_resources(student_id, self.settings.db_url)
-            )
+            clean = sanitize.sanitize(nb, self.config, resources)
         except Exception as error:  # nbgrader refuses the metadata: keep only the answers
             status = "tampered"
-            detail = "; ".join(
-                filter(
-                    None, [detail, f"nbgrader metadata unusable ({error}); graded the answers only"]
-                )
-            )
-            clean = sanitize.sanitize(
-                sanitize.rebuild(self.release_nb, nb),
-                self.config,
-                course.nbgrader_resources(student_id, self.settings.db_url),
-            )
+            unusable = f"nbgrader metadata unusable ({error}); graded the answers only"
+            detail = "; ".join(filter(None, [detail, unusable]))
+            clean = sanitize.sanitize(sanitize.rebuild(self.release_nb, nb), self.config, resources)
+        moved = sanitize.moved(clean, self.release_nb)
+        if moved:  # the source's order is a promise: never run instructor cells out of it
+            raise RuntimeError(f"instructor cells out of order after sanitising: {moved}")
         return clean, status, detail
 
     def grade(self, submission):
@@ -130,10 +130,15 @@ class Worker:
         result.feedback = self.renderer.render(
             result.student_id, result.notebook, result.points, result.status, result.detail
         )
+        result.peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         return result
 
     def _grade(self, submission):
         sid = submission.student_id
+        if submission.problems:
+            return Result(
+                sid, submission.sha256, "unreadable", "; ".join(submission.problems), {}, {}, None
+            )
         clean, status, detail = self.prepare(sid, submission.data)
         if clean is None:
             return Result(sid, submission.sha256, status, detail, {}, {}, None)
@@ -145,7 +150,11 @@ class Worker:
             return Result(sid, submission.sha256, "kernel_died", str(gone), {}, {}, None)
         try:
             ran, why = execute.execute(
-                clean, student, self.settings.cell_timeout, self.settings.wall_timeout
+                clean,
+                student,
+                self.settings.cell_timeout,
+                self.settings.wall_timeout,
+                self.allowed,
             )
         finally:
             student.close()

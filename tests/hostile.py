@@ -1,13 +1,15 @@
-"""Hostile submissions: broken files, runaway code, tampering and cheats.
+"""Hostile submissions: broken files, runaway code, tampering, cheats, floods.
 
 Each case builds a submission (bytes) from the committed release and solution,
 so cases never go stale. ``CASES`` maps a student id to the case; the grader
-tests grade them all as one class and check each row. Cheats are built on the
-*blank* release, so a cheat that worked would score more than zero.
+tests grade them all as one class and check each row. A case may name a
+*baseline*: the same notebook without its trick (the same wrong answers handed
+in honestly, or the answer left as the stub). The baseline is graded in the
+same class as ``<id>--baseline``, and the case must score no more than it
+(``no_more_than_baseline``) or exactly as much (``as_baseline``).
 """
 
 import copy
-import json
 from dataclasses import dataclass
 
 import nbformat
@@ -19,13 +21,16 @@ from autograder import course, notebook
 class Case:
     """A hostile submission and what grading it must give.
 
-    status: the row's status; score: "full", "zero", "partial" or "as_solution".
+    status: the row's status ("any" for no check); score: "zero", "partial",
+    "as_solution", "no_more_than_wrong", "no_more_than_baseline" or "as_baseline".
+    baseline: builds the notebook this case is compared with, the same way.
     """
 
     what: str
     build: object  # (release_nb, solution_nb, context) -> bytes
     status: str
     score: str
+    baseline: object = None
 
 
 def _bytes(nb):
@@ -236,12 +241,17 @@ ZEROS = {  # wrong answers of the right shapes
 }
 
 
-def wrong_with(cheat):
-    """Wrong answers of the right shapes, with ``cheat`` added to the first answer cell."""
+def wrong_with(cheat, fill=True, answer="attention_weights"):
+    """Wrong answers of the right shapes, with ``cheat`` added to one answer cell.
+
+    fill: put the context (``{course}``, ``{port}``, ...) into the cheat's text.
+    answer: the cell it goes in (the first answer cell by default).
+    """
 
     def build(rel, sol, ctx):
         answers = dict(ZEROS)
-        answers["attention_weights"] = answers["attention_weights"] + "\n\n" + cheat.format(**ctx)
+        code = cheat.format(**ctx) if fill else cheat
+        answers[answer] = answers[answer] + "\n\n" + code
         return _bytes(notebook.fill(rel, answers))
 
     return build
@@ -376,19 +386,367 @@ CHEATS = {
         "no_more_than_wrong",
     ),
 }
-WRONG = Case("wrong answers of the right shapes, no cheating", wrong_with(""), "ok", "partial")
+# Right shapes earn nothing by themselves: each answer's tests also check its values.
+WRONG = Case("wrong answers of the right shapes, no cheating", wrong_with(""), "ok", "zero")
 
-CASES = {**BROKEN, **RUNAWAY, **TAMPERED, **CHEATS, "honest_wrong": WRONG}
+# ---------------------------------------- integrity: student code steering verdicts
 
 
-def build_class(folder, release_nb, solution_nb, context):
-    """Write every case, plus an honest solution and a victim, in nbgrader's layout."""
-    for student_id, case in CASES.items():
-        path = folder / course.submission_path(student_id)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(case.build(release_nb, solution_nb, context))
+def solved_with_many(sources, move=(), end_cells=()):
+    """The solution with answers replaced, instructor cells moved to the end, cells added."""
+
+    def build(rel, sol, ctx):
+        nb = notebook.fill(_solved(rel, sol), sources)
+        for grade_id in move:
+            cell = _cell(nb, grade_id)
+            nb.cells.remove(cell)
+            nb.cells.append(cell)
+        for number, source in enumerate(end_cells):
+            nb.cells.append(nbformat.v4.new_code_cell(source, id=f"extra-{number}"))
+        return _bytes(nb)
+
+    return build
+
+
+def stubbed(*grade_ids):
+    """The solution with these answers left as the release's stubs."""
+
+    def build(rel, sol, ctx):
+        stubs = notebook.answers(rel)
+        return _bytes(notebook.fill(_solved(rel, sol), {g: stubs[g] for g in grade_ids}))
+
+    return build
+
+
+UNIFORM = (
+    "def attention_weights(x, W_q, W_k):\n"
+    "    T = len(x)\n"
+    "    return np.tril(np.ones((T, T))) / np.arange(1, T + 1)[:, None]"
+)
+SHADOW_UNIFORM = """
+
+def _reference_weights(x, W_q, W_k):
+    T = len(x)
+    return np.tril(np.ones((T, T))) / np.arange(1, T + 1)[:, None]
+
+def _diagnose_weights(*args):
+    return ""
+"""
+ZERO_HEAD = "def head(x, W_q, W_k, W_v):\n    return np.zeros((len(x), W_v.shape[1]))"
+ZERO_MULTI = (
+    "def multi_head(x, heads):\n"
+    "    return np.zeros((len(x), sum(W_v.shape[1] for _, _, W_v in heads)))"
+)
+SHADOW_ZERO = "\n\ndef _reference_weights(x, W_q, W_k):\n    return np.zeros((len(x), len(x)))\n"
+SHADOW_SETUP = """
+
+quietly = lambda fn, *args, **kwargs: fn(*args)
+check_close = check_shape = check_unmodified = lambda *args, **kwargs: None
+"""
+INPLACE_ATTENTION = (
+    "def attention_weights(x, W_q, W_k):\n"
+    "    W_q[...] = 0  # the caller's matrix: zero queries give every allowed position one score\n"
+    "    T = len(x)\n"
+    "    return np.tril(np.ones((T, T))) / np.arange(1, T + 1)[:, None]"
+)
+ZERO_CONCAT = (
+    "def concat_heads(answers):\n"
+    "    return np.zeros((len(answers[0]), sum(np.shape(a)[1] for a in answers)))"
+)
+INPLACE_CONCAT = (
+    "def concat_heads(answers):\n"
+    "    for i, a in enumerate(answers):\n"
+    "        answers[i] = np.zeros_like(a)\n"
+    "    return np.zeros((len(answers[0]), sum(np.shape(a)[1] for a in answers)))"
+)
+
+
+def _wrong_setup_moved(rel, sol, ctx):
+    answers = dict(ZEROS)
+    answers["attention_weights"] += SHADOW_SETUP
+    nb = notebook.fill(rel, answers)
+    setup = _cell(nb, "setup")
+    nb.cells.remove(setup)
+    nb.cells.append(setup)
+    return _bytes(nb)
+
+
+def _int_grade_id(nb):
+    _cell(nb, "test_blend").metadata.nbgrader["grade_id"] = 7
+
+
+INTEGRITY = {
+    "moved_reference": Case(
+        "moves the cell defining the tests' reference to the end, defines its own",
+        solved_with_many(
+            {"attention_weights": UNIFORM + SHADOW_UNIFORM},
+            move=["test_attention_weights_values"],
+        ),
+        "tampered",
+        "no_more_than_baseline",
+        solved_with_many({"attention_weights": UNIFORM}),
+    ),
+    "moved_reference_zeros": Case(
+        "zero head and multi_head, with its own reference of zeros and the real one moved",
+        solved_with_many(
+            {"head": ZERO_HEAD + SHADOW_ZERO, "multi_head": ZERO_MULTI},
+            move=["test_attention_weights_values"],
+        ),
+        "tampered",
+        "no_more_than_baseline",
+        solved_with_many({"head": ZERO_HEAD, "multi_head": ZERO_MULTI}),
+    ),
+    "moved_setup": Case(
+        "moves the read-only setup cell to the end and defines the helpers itself",
+        _wrong_setup_moved,
+        "tampered",
+        "no_more_than_wrong",
+    ),
+    "inplace_queries": Case(
+        "zeroes the caller's W_q in place and returns what zero queries give",
+        solved_with_many({"attention_weights": INPLACE_ATTENTION}),
+        "ok",
+        "no_more_than_baseline",
+        solved_with_many({"attention_weights": UNIFORM}),
+    ),
+    "inplace_list": Case(
+        "replaces the caller's answers with zeros and returns zeros",
+        solved_with_many({"concat_heads": INPLACE_CONCAT}),
+        "ok",
+        "no_more_than_baseline",
+        solved_with_many({"concat_heads": ZERO_CONCAT}),
+    ),
+    "always_value_error": Case(
+        "a count_params that always raises ValueError",
+        solved_with(
+            "count_params",
+            "def count_params(d_model, n_heads, d_head=None):\n    raise ValueError('no')",
+        ),
+        "ok",
+        "as_baseline",
+        stubbed("count_params"),
+    ),
+    "raises_interrupt": Case(
+        "a blend that raises KeyboardInterrupt itself (not a timeout)",
+        solved_with("blend", "def blend(weights, values):\n    raise KeyboardInterrupt"),
+        "ok",
+        "as_baseline",
+        stubbed("blend"),
+    ),
+    "int_grade_id": Case(
+        "a test cell's grade_id made a whole number",
+        _edit(_int_grade_id),
+        "tampered",
+        "as_solution",
+    ),
+}
+
+
+def _do_nothing(answer, body):
+    """The solution with ``answer``'s body replaced by ``body`` (``{arg}``: its first argument)."""
+
+    def build(rel, sol, ctx):
+        signature = notebook.answers(rel)[answer].split("\n", 1)[0]  # def name(args):
+        first = signature.split("(", 1)[1].split(",")[0].split(")")[0].strip()
+        source = f"{signature}\n    {body.format(arg=first)}"
+        return _bytes(notebook.fill(_solved(rel, sol), {answer: source}))
+
+    return build
+
+
+FUNCTIONS = (
+    "attention_weights", "head", "blend", "disagreement", "concat_heads", "count_params",
+    "multi_head",
+)  # fmt: skip
+NOTHING = {"none": "return None", "raises": "raise ValueError('not done')", "echo": "return {arg}"}
+# An answer that does nothing useful scores exactly what the stub scores.
+DO_NOTHING = {
+    f"nothing_{answer}_{kind}": Case(
+        f"{answer} that only does `{body}`",
+        _do_nothing(answer, body),
+        "ok",
+        "as_baseline",
+        stubbed(answer),
+    )  # fmt: skip
+    for answer in FUNCTIONS
+    for kind, body in NOTHING.items()
+}
+
+# -------------------------------------------------- floods the grader must bound
+BIG_DISPLAY = (
+    "from IPython.display import display\ndisplay({'text/plain': 'x' * 20_000_000}, raw=True)\n"
+)
+MANY_DISPLAYS = "from IPython.display import display\nfor i in range(100_000):\n    display(i)\n"
+HUGE_ERROR = "def blend(weights, values):\n    raise ValueError('x' * 4_000_000)"
+FORGED_V0 = """
+import base64, json, os, stat, struct
+
+def disagreement(shares_a, shares_b):
+    header = repr({"descr": "|V0", "fortran_order": False, "shape": (10**12,)}).encode()
+    header += b" " * (-(len(header) + 11) % 64) + b"\\n"
+    npy = b"\\x93NUMPY\\x01\\x00" + len(header).to_bytes(2, "little") + header
+    value = {"t": "nd", "v": base64.b64encode(npy).decode()}
+    for fd in range(3, 1024):
+        try:
+            if not stat.S_ISSOCK(os.fstat(fd).st_mode):
+                continue
+        except OSError:
+            continue
+        for number in range(1, 400):
+            reply = {"ok": True, "result": value, "outputs": [], "args": [], "id": number}
+            body = json.dumps(reply).encode()
+            try:
+                os.write(fd, struct.pack(">Q", len(body)) + body)
+            except OSError:
+                break
+    return np.zeros(len(shares_a))
+"""
+
+
+def _with_prefix(grade_ids, prefix):
+    def build(rel, sol, ctx):
+        answers = notebook.answers(_solved(rel, sol))
+        return _bytes(notebook.fill(_solved(rel, sol), {g: prefix + answers[g] for g in grade_ids}))
+
+    return build
+
+
+FLOODS = {
+    "flood_big_displays": Case(
+        "three cells each display 20 MB",
+        _with_prefix(["two_worlds", "wrong_axis", "count_params"], BIG_DISPLAY),
+        "ok",
+        "as_solution",
+    ),
+    "flood_many_displays": Case(
+        "100,000 display() calls in one cell",
+        _with_prefix(["two_worlds"], MANY_DISPLAYS),
+        "ok",
+        "as_solution",
+    ),
+    "flood_huge_error": Case(
+        "an error message of 4 MB, raised in every test of blend",
+        solved_with("blend", HUGE_ERROR),
+        "ok",
+        "as_baseline",
+        stubbed("blend"),
+    ),
+    "flood_zero_size_array": Case(
+        "forged replies holding an array of 10**12 zero-size elements",
+        wrong_with(FORGED_V0, fill=False, answer="disagreement"),
+        "tampered",
+        "no_more_than_wrong",
+    ),
+}
+
+# ------------------------------------------- the sandbox: nothing outlives a student
+PLACES = """
+import os, sys
+places = sorted({p for p in sys.path if p} | {os.getcwd(), os.path.expanduser("~"), "/tmp",
+                "/tmp/lab", "/dev/shm", "/dev", "/", "/work", "/etc", "/var/tmp"})
+"""
+PLANT = (
+    PLACES
+    + """
+PLANTED = "open('/tmp/PLANTED_RAN', 'w').write('ran')\\nraise SystemExit('a planted module ran')\\n"
+planted = []
+for folder in places:
+    for module in ("sitecustomize", "stack_data", "executing", "pygments", "lab_checks", "numpy"):
+        try:
+            with open(os.path.join(folder, module + ".py"), "w") as handle:
+                handle.write(PLANTED)
+            planted.append(os.path.join(folder, module))
+        except OSError:
+            pass
+    try:
+        with open(os.path.join(folder, "MARKER_FROM_PLANTER"), "w") as handle:
+            handle.write("left for the next student")
+    except OSError:
+        pass
+"""
+)
+PROBE = (
+    PLACES
+    + """
+found = [p for p in places if os.path.exists(os.path.join(p, "MARKER_FROM_PLANTER"))]
+found += [p for p in ["/tmp/PLANTED_RAN"] if os.path.exists(p)]
+print("found:", found)
+"""
+)
+CAPABILITIES = """
+with open("/proc/self/status") as handle:
+    status = dict(line.rstrip("\\n").split(":\\t", 1) for line in handle if ":\\t" in line)
+print("status:", {k: status.get(k) for k in ("Uid", "CapEff", "CapPrm", "CapBnd", "NoNewPrivs", "Seccomp")})
+"""
+DISK_FLOOD = """
+import os
+written, block, made = 0, b"x" * 2**20, []
+for number, folder in enumerate(("/tmp", "/dev/shm", "/", os.getcwd(), "/tmp/lab", "/dev")):
+    path = os.path.join(folder, f"flood-{number}.bin")
+    try:
+        with open(path, "wb", buffering=0) as handle:
+            made.append(path)
+            for _ in range(1536):  # 1.5 GB in 1 MiB blocks
+                written += handle.write(block)
+    except OSError:
+        pass
+for path in made:  # leave room for the rest of the notebook
+    os.remove(path)
+print("written:", written)
+"""
+SANDBOX = {
+    "sandbox_1_plant": Case(
+        "plants modules and files everywhere it can write, for the next student",
+        _with_prefix(["two_worlds"], PLANT),
+        "ok",
+        "as_solution",
+    ),
+    "sandbox_2_after_plant": Case(
+        "an honest student graded right after the planter, looking for what it left",
+        solved_with_many(
+            {}, end_cells=[PROBE, "raise ValueError('makes IPython format a traceback')"]
+        ),
+        "ok",
+        "as_solution",
+    ),
+    "sandbox_3_capabilities": Case(
+        "reports its own uid, capabilities and seccomp state",
+        _with_prefix(["two_worlds"], CAPABILITIES),
+        "ok",
+        "as_solution",
+    ),
+    "sandbox_4_disk_flood": Case(
+        "writes 1.5 GB to every in-memory filesystem it finds",
+        _with_prefix(["two_worlds"], DISK_FLOOD),
+        "ok",
+        "as_solution",
+    ),
+}
+
+CASES = {
+    **BROKEN, **RUNAWAY, **TAMPERED, **CHEATS, **INTEGRITY, **DO_NOTHING, **FLOODS, **SANDBOX,
+    "honest_wrong": WRONG,
+}  # fmt: skip
+
+
+def write_case(folder, student_id, data):
+    """Write one submission in nbgrader's layout below ``folder``."""
+    path = folder / course.submission_path(student_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+
+
+def build_class(folder, release_nb, solution_nb, context, cases=None):
+    """Write ``cases`` (default: every case) and their baselines, an honest solution and a victim.
+
+    Returns the student ids written.
+    """
+    cases = CASES if cases is None else cases
+    for student_id, case in cases.items():
+        write_case(folder, student_id, case.build(release_nb, solution_nb, context))
+        if case.baseline:
+            baseline = case.baseline(release_nb, solution_nb, context)
+            write_case(folder, f"{student_id}--baseline", baseline)
     for student_id in ("honest", "victim"):
-        path = folder / course.submission_path(student_id)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(_bytes(_solved(release_nb, solution_nb)))
-    return json.dumps(sorted(CASES))
+        write_case(folder, student_id, _bytes(_solved(release_nb, solution_nb)))
+    return sorted(p.name for p in folder.iterdir())

@@ -80,3 +80,36 @@ def test_content_hash_follows_content():
     a = collect.Submission("a", b"x", "a", None)
     assert a.sha256 == collect.Submission("b", b"x", "b", None).sha256
     assert a.sha256 != collect.Submission("a", b"y", "a", None).sha256
+
+
+def test_links_out_of_the_folder_are_not_followed(tmp_path, capsys):
+    """Is a link to a file or folder outside the submissions skipped with a warning?"""
+    subs = tmp_path / "subs"
+    _touch(subs / course.submission_path("ada"))
+    eve = subs / course.submission_path("eve")
+    eve.parent.mkdir(parents=True)
+    eve.symlink_to(course.ROOT / course.SOURCE)  # a TA's copy mistake
+    (subs / "mallory").symlink_to(course.ROOT / "source")  # a whole folder, linked
+    assert [s.student_id for s in collect.collect(subs)] == ["ada"]
+    assert "eve" in capsys.readouterr().err
+    flat = tmp_path / "flat"
+    _touch(flat / "ada.ipynb")
+    (flat / "eve.ipynb").symlink_to(course.ROOT / course.SOURCE)
+    assert [s.student_id for s in collect.collect(flat)] == ["ada"]
+
+
+def test_links_inside_the_folder_are_followed(tmp_path):
+    """Is a link to another file inside the submissions folder still graded?"""
+    _touch(tmp_path / "ada.ipynb", b'{"nbformat": 4}')
+    (tmp_path / "ben.ipynb").symlink_to(tmp_path / "ada.ipynb")
+    assert [s.student_id for s in collect.collect(tmp_path)] == ["ada", "ben"]
+
+
+def test_too_large_file_says_so(tmp_path):
+    """Is a file over the size limit unreadable with its size given, not called empty?"""
+    big = tmp_path / "ada.ipynb"
+    big.parent.mkdir(parents=True, exist_ok=True)
+    with open(big, "wb") as handle:
+        handle.truncate(collect.MAX_FILE + 1)
+    (found,) = collect.collect(tmp_path)
+    assert found.data == b"" and "over the limit" in found.problems[0]

@@ -93,6 +93,7 @@ def graded_class(tmp_path_factory, release_nb, solution_nb):
         path = submissions / course.submission_path(student_id)
         path.parent.mkdir(parents=True)
         path.write_text(nbformat.writes(nb))
+    ids = sorted(p.name for p in submissions.iterdir())
     Path("/tmp/pwned").unlink(missing_ok=True)
     watched = ("source", "release", *course.CONFIG_FILES)
     before = {
@@ -108,7 +109,7 @@ def graded_class(tmp_path_factory, release_nb, solution_nb):
     rows = {row["student_id"]: row for row in report.read_csv(out / "grades.csv")}
     return {
         "done": done, "rows": rows, "before": before, "after": after, "heard": listener.heard,
-        "course": course_dir, "out": out, "submissions": submissions,
+        "course": course_dir, "out": out, "submissions": submissions, "ids": ids,
     }  # fmt: skip
 
 
@@ -116,7 +117,8 @@ def test_every_submission_gets_a_row(graded_class):
     """Does the batch finish with exit 0 and one row per submission, whatever they held?"""
     done, rows = graded_class["done"], graded_class["rows"]
     assert done.returncode == 0, done.stderr[-3000:]
-    expected = set(hostile.CASES) | {"honest", "victim"} | set(CORPUS_IDS)
+    expected = set(graded_class["ids"])
+    assert set(hostile.CASES) | {"honest", "victim"} | set(CORPUS_IDS) <= expected
     assert set(rows) == expected
 
 
@@ -160,6 +162,14 @@ def test_hostile_submission(graded_class, student_id):
         assert 0 < _score(row) < honest, f"{case.what}: {row}"
     elif case.score == "no_more_than_wrong":
         assert _score(row) <= _score(rows["honest_wrong"]), f"{case.what}: {row}"
+    elif case.score == "no_more_than_baseline":
+        assert _score(row) <= _score(rows[f"{student_id}--baseline"]), f"{case.what}: {row}"
+    elif case.score == "as_baseline":
+        baseline = rows[f"{student_id}--baseline"]
+        points = {k: v for k, v in row.items() if k.startswith("test_")}
+        assert points == {k: v for k, v in baseline.items() if k.startswith("test_")}, case.what
+    else:
+        raise AssertionError(f"unknown expectation {case.score!r}")
 
 
 def test_cheats_gain_nothing(graded_class):
@@ -168,6 +178,47 @@ def test_cheats_gain_nothing(graded_class):
     wrong = _score(rows["honest_wrong"])
     assert wrong < _score(rows["honest"])
     assert {k: _score(rows[k]) for k in hostile.CHEATS if _score(rows[k]) > wrong} == {}
+
+
+def test_moved_cells_are_named(graded_class):
+    """Is a moved instructor cell reported as tampering, with the cell it moved?"""
+    for student_id, moved in [
+        ("moved_reference", "test_attention_weights_values"),
+        ("moved_setup", "setup"),
+    ]:
+        assert graded_class["rows"][student_id]["status"] == "tampered"
+        page = (graded_class["out"] / "feedback" / f"{student_id}.html").read_text()
+        assert f"moved cells {moved}" in page.lower() and "the source's order" in page
+
+
+def test_own_interrupt_is_not_a_timeout(graded_class):
+    """Is a KeyboardInterrupt the student raised reported as such, not as a timeout?"""
+    page = (graded_class["out"] / "feedback" / "raises_interrupt.html").read_text()
+    assert "KeyboardInterrupt" in page and "Grading note" not in page
+
+
+def _mib(path):
+    return path.stat().st_size / 2**20
+
+
+@pytest.mark.parametrize("student_id", sorted(hostile.FLOODS))
+def test_floods_are_cut_to_size(graded_class, student_id):
+    """Do a flood's graded notebook and feedback page stay small, and say what was cut?"""
+    notebook_path = graded_class["course"] / "autograded" / course.submission_path(student_id)
+    page = graded_class["out"] / "feedback" / f"{student_id}.html"
+    assert _mib(notebook_path) < 12 and _mib(page) < 16
+    if student_id in ("flood_big_displays", "flood_many_displays"):
+        assert "the grader cut" in page.read_text()
+
+
+def test_grader_memory_is_bounded(graded_class):
+    """Whatever the class holds (floods included), does the grader's memory stay bounded?
+
+    The bound is the README's: the main process and each worker stay under 400 MiB.
+    """
+    line = next(line for line in graded_class["done"].stdout.splitlines() if "peak memory" in line)
+    main, worker = (int(word) for word in line.replace(",", " ").split() if word.isdigit())
+    assert main < 400 and worker < 400, line
 
 
 def test_nothing_outside_the_sandbox_changed(graded_class):

@@ -62,3 +62,40 @@ def test_oversized_and_garbage_frames():
         a.sendall((5).to_bytes(8, "big") + b"nope!")
         with pytest.raises(wire.WireError):
             wire.receive(b)
+
+
+def _npy_text(array):
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=False)
+    return base64.b64encode(buffer.getvalue()).decode()
+
+
+def _forged_npy(descr, shape):
+    """An .npy file's bytes claiming ``shape`` of ``descr``, with no data behind it."""
+    header = repr({"descr": descr, "fortran_order": False, "shape": shape}).encode()
+    header += b" " * (-(len(header) + 11) % 64) + b"\n"
+    return b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header
+
+
+@pytest.mark.parametrize("descr", ["|V0", "|S0", "<U0", [("a", "<f8"), ("b", "|u1")]])
+def test_zero_size_and_structured_dtypes_are_refused(descr):
+    """Is an array whose dtype lets a few bytes claim any shape refused before use?"""
+    shape = (10**12,) if descr in ("|V0", "|S0", "<U0") else (0,)
+    forged = {"t": "nd", "v": base64.b64encode(_forged_npy(descr, shape)).decode()}
+    with pytest.raises(wire.WireError):
+        wire.decode(forged)
+
+
+def test_element_count_is_bounded():
+    """Is a value of more elements than the limit refused, both ways, whatever its bytes?"""
+    many = {"t": "list", "v": [0] * (wire.MAX_ELEMENTS + 1)}
+    with pytest.raises(wire.WireError, match="elements"):
+        wire.decode(many)
+    halves = {
+        "t": "tuple",
+        "v": [{"t": "nd", "v": _npy_text(np.zeros(wire.MAX_ELEMENTS // 2 + 1, "u1"))}] * 2,
+    }
+    with pytest.raises(wire.WireError, match="elements"):
+        wire.decode(halves)
+    with pytest.raises(wire.Unencodable):
+        wire.encode(np.zeros(wire.MAX_VALUE + 1, dtype="u1"))

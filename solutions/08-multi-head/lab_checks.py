@@ -29,17 +29,8 @@ def _describe(args):
     return ", ".join(one(arg) for arg in args)
 
 
-def quietly(fn, *args, expect=()):
-    """Call ``fn(*args)`` with numpy warnings and stderr swallowed.
-
-    nbgrader gives a test cell zero points as soon as anything reaches stderr,
-    so a correct answer that trips a harmless warning (``np.log(0)`` while
-    building a ``-inf`` mask) would otherwise lose its marks.
-
-    If ``fn`` crashes, the failure says which function crashed on what inputs
-    (the original error stays attached, with its traceback). Exceptions listed
-    in ``expect`` pass through unchanged, for tests that want one.
-    """
+def _guarded(fn, args, expect=()):
+    """Call ``fn(*args)`` with numpy warnings and stderr swallowed; see :func:`quietly`."""
     with (
         warnings.catch_warnings(),
         np.errstate(all="ignore"),
@@ -55,6 +46,24 @@ def quietly(fn, *args, expect=()):
             raise AssertionError(
                 f"{name} crashed on arguments {_describe(args)}: {type(error).__name__}: {error}"
             ) from error
+
+
+def quietly(fn, *args, expect=()):
+    """Call ``fn`` on copies of ``args``, with numpy warnings and stderr swallowed.
+
+    nbgrader gives a test cell zero points as soon as anything reaches stderr,
+    so a correct answer that trips a harmless warning (``np.log(0)`` while
+    building a ``-inf`` mask) would otherwise lose its marks.
+
+    The arguments are deep copies: a function that changes its arguments in
+    place cannot change the arrays a test computes its expected values from
+    (:func:`check_unmodified` checks for such changes on its own).
+
+    If ``fn`` crashes, the failure says which function crashed on what inputs
+    (the original error stays attached, with its traceback). Exceptions listed
+    in ``expect`` pass through unchanged, for tests that want one.
+    """
+    return _guarded(fn, copy.deepcopy(args), expect)
 
 
 def random_arrays(seed, *shapes):
@@ -119,19 +128,22 @@ def _same(old, new):
     return np.array_equal(old, new)
 
 
-def check_unmodified(fn, *args, what):
-    """Call ``fn(*args)`` and fail if it changed any argument in place.
+def check_unmodified(fn, *args, what, expected):
+    """Call ``fn(*args)`` on the test's own arguments; fail if it changed any in place.
 
-    Arguments are arrays, or lists and tuples of arrays.
+    Arguments are arrays, or lists and tuples of arrays. ``expected`` is the
+    right result, computed before the call: a function that leaves its
+    arguments alone only passes if it also does its job.
     """
     before = copy.deepcopy(args)
-    quietly(fn, *args)
+    got = _guarded(fn, args)
     for position, (old, new) in enumerate(zip(before, args)):
         if not _same(old, new):
             raise AssertionError(
                 f"{what} changed its argument number {position + 1} in place; "
                 "work on a copy or build new arrays instead"
             )
+    check_close(got, expected, what)
 
 
 def glue_hint(shape, parts):
