@@ -1,10 +1,15 @@
-# The course's commands. `make grade` and `make test` set everything up first.
+# The course's commands. Every target sets up .venv first. `make help` lists them.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: setup grade test generate lint format bench constraints clean
+.PHONY: help setup grade test test-fast lint generate format bench constraints clean
 
+## List the commands.
+help:
+	@awk '/^## /{doc=substr($$0, 4); next} /^[a-z-]+:/{if (doc) printf "  make %-12s %s\n", substr($$1, 1, length($$1)-1), doc; doc=""}' $(MAKEFILE_LIST)
+
+## Create .venv with the pinned packages (and bubblewrap, as root, with apt).
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml constraints.txt
@@ -21,26 +26,30 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 grade: setup
 	$(PY) -m autograder grade samples/class
 
-## Run the whole test suite: lint, unit tests, the answer corpus, nbval on the solutions.
-test: setup
+## The whole test suite, as CI runs it: lint, types, unit and end-to-end tests, nbval.
+test: lint
+	$(PY) -m pytest --nbval solutions/ tests/
+
+## The fast layer: unit tests only (no grading runs, no stock nbgrader), in seconds.
+test-fast: setup
+	$(PY) -m pytest -m "not slow" tests/
+
+## ruff (lint and format) and mypy on the package.
+lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(PY) -m pytest --nbval solutions/ tests/
+	$(VENV)/bin/mypy
 
 ## Regenerate release/, solutions/ and samples/class/ after editing source/.
 generate: setup
 	$(PY) -m autograder generate
 
-lint: setup
-	$(VENV)/bin/ruff check .
-	$(VENV)/bin/ruff format --check .
-
+## Fix what ruff can fix, and format.
 format: setup
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
-## Time stock nbgrader against our grader on a 60-submission class, then grade it
-## again with 16 failure cases mixed in (see "How fast" in README.md).
+## Time stock nbgrader against ours on 60 submissions, then with failure cases mixed in.
 bench: setup
 	$(PY) bench/bench.py --students 60 --failures 16
 
@@ -49,5 +58,6 @@ constraints: setup
 	{ sed -n '1,2p' constraints.txt; $(PY) -m pip freeze --exclude-editable; } > constraints.tmp
 	mv constraints.tmp constraints.txt
 
+## Remove the environment and everything grading wrote.
 clean:
-	rm -rf $(VENV) grades autograded submitted feedback gradebook.db
+	rm -rf $(VENV) grades autograded submitted feedback gradebook.db .gradebook.db.*

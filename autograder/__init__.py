@@ -1,24 +1,22 @@
-"""Grading for the tiny-gpt multi-head attention lab.
+"""Grading nbgrader courses: a sandboxed, resumable batch grader and its course tools.
 
 Commands (:mod:`autograder.cli`): ``grade`` a class, ``check`` one notebook
 before submitting, ``generate`` the release, solutions and sample class from
-the source, ``corpus`` to show what the hidden tests catch.
+the source, ``corpus`` to show what the hidden tests catch. Every command
+takes ``--assignment`` (an assignment folder under ``source/``; the only one
+by default): the engine knows nbgrader, not any lab.
 
-Grading runs as an ordered list of stages, one module each:
+Three layers, one package each; imports flow one way, tools -> pipeline -> sandbox
+(``tests/test_layers.py`` checks it):
 
-1. :mod:`~autograder.collect` finds one submission per student;
-2. :mod:`~autograder.sanitize` reads and inspects it, then runs stock
-   nbgrader's sanitising preprocessors;
-3. :mod:`~autograder.execute` runs it: the student's cells in a sandboxed
-   process (:mod:`~autograder.sandbox`, :mod:`~autograder.student`), the test
-   cells here;
-4. :mod:`~autograder.score` post-processes and scores it with nbgrader's own
-   ``determine_grade``;
-5. :mod:`~autograder.record` writes the autograded notebook, the gradebook and
-   the feedback page; :mod:`~autograder.report` writes the CSV and summary.
-
-:mod:`~autograder.grade` states that order and runs stages 2 to 4 in worker
-processes (:mod:`~autograder.worker`), stage 5 in the main process.
+- :mod:`autograder.tools`: course tools built on the pipeline (generate,
+  corpus, stock nbgrader comparison, the self-check);
+- :mod:`autograder.pipeline`: grading as an ordered list of stages, one module
+  each (collect, sanitize, execute, score, record, report), the assignment as
+  a value (:mod:`~autograder.pipeline.course`) and every reach into
+  nbgrader's internals in one module (:mod:`~autograder.pipeline.internals`);
+- :mod:`autograder.sandbox`: everything that runs or talks to untrusted
+  student code (launcher, the student's side, the data-only wire).
 
 Why the verdicts are computed outside the student's process
 -----------------------------------------------------------
@@ -28,16 +26,17 @@ that blanks later cells, a patched ``np.allclose``, an exception handler that
 swallows failures, a replaced ``AssertionError``) decides the verdict, and no
 list of forbidden words can catch every obfuscated variant. So here the test
 cells never run in the student's process: they run in the grader's, and reach
-the student's work only through :mod:`~autograder.wire`, which carries data
-(numbers, strings, tuples, lists, numpy arrays) and nothing executable. A
+the student's work only through :mod:`~autograder.sandbox.wire`, which carries
+data (numbers, strings, tuples, lists, numpy arrays) and nothing executable. A
 student function becomes a proxy whose call sends arrays over and brings the
 result back; its mistakes are judged by numpy as imported here. This keeps one
 set of test cells for stock nbgrader, the students' notebook and this grader,
 and the scores equal stock nbgrader's for every honest submission.
 
 The sandbox then keeps student code from everything else: bubblewrap with a
-read-only system and nothing of the course, fresh namespaces per student, no
-network, resource limits (see :mod:`~autograder.sandbox`).
+read-only system and nothing of the course, an unprivileged user with no
+capabilities, fresh namespaces and a fresh writable tmpfs per student, no
+network, resource limits (see :mod:`autograder.sandbox.launcher`).
 """
 
 import sys
@@ -47,4 +46,4 @@ import sys
 # Jupyter). That takes over a second, in every process that validates a
 # notebook, and the notebook schema has no IRI fields. Marking the module
 # absent makes jsonschema skip that checker; nothing else changes.
-sys.modules.setdefault("rfc3987_syntax", None)
+sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]

@@ -1,43 +1,64 @@
-"""The command line: ``python -m autograder {grade,check,generate,corpus} ...``."""
+"""The command line: ``python -m autograder {grade,check,generate,corpus} ...``.
+
+A thin layer: each subcommand parses its options and calls a plain function
+with keyword arguments (:func:`~autograder.pipeline.grade.grade`,
+:func:`~autograder.tools.check.check`, ...), which a test or a notebook can
+call the same way. A mistake of the user's ends in one line on stderr and
+exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from . import check, corpus, course, generate
-from . import grade as grading
+from .pipeline import grade
+from .pipeline.errors import UserError
+from .tools import check, corpus, generate
 
 
-def _grade_parser(commands):
-    grade = commands.add_parser(
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--assignment", help="an assignment folder under source/ (default: the only one)"
+    )
+    parser.add_argument(
+        "--course", default=None, help="the nbgrader course folder (default: this repository)"
+    )
+
+
+def _grade_parser(commands: Any) -> None:
+    parser = commands.add_parser(
         "grade",
         help="grade a whole class of submissions",
         description="Grade every submission; write grades.csv, feedback pages and the gradebook.",
     )
-    grade.add_argument("submissions", help="a folder (nbgrader layout or LMS files) or a .zip")
-    grade.add_argument("--jobs", type=int, default=grading.default_jobs(), help="parallel workers")
-    grade.add_argument(
+    parser.add_argument("submissions", help="a folder (nbgrader layout or LMS files) or a .zip")
+    _common(parser)
+    parser.add_argument("--jobs", type=int, default=None, help="parallel workers (all cores)")
+    parser.add_argument(
         "--timeout", type=float, default=None, help="seconds per cell (default: course_config.py)"
     )
-    grade.add_argument("--wall", type=float, default=300, help="seconds per notebook (300)")
-    grade.add_argument("--memory", type=int, default=2048, help="MiB per submission (2048)")
-    grade.add_argument("--out", default="grades", help="where grades.csv and feedback/ go")
-    grade.add_argument("--force", action="store_true", help="regrade unchanged submissions too")
-    grade.add_argument("--pattern", help="regex with a (?P<student>...) group, for LMS file names")
-    grade.add_argument(
-        "--course", default=str(course.ROOT), help="the nbgrader course folder (this repository)"
-    )
-    grade.add_argument(
+    parser.add_argument("--wall", type=float, default=300, help="seconds per notebook (300)")
+    parser.add_argument("--memory", type=int, default=2048, help="MiB per submission (2048)")
+    parser.add_argument("--out", default="grades", help="where grades.csv and feedback/ go")
+    parser.add_argument("--force", action="store_true", help="regrade unchanged submissions too")
+    parser.add_argument("--pattern", help="regex with a (?P<student>...) group, for LMS file names")
+    parser.add_argument(
         "--no-sandbox",
-        action="store_true",
+        dest="sandbox",
+        action="store_false",
         help="run student code without bubblewrap (only for code you trust)",
     )
-    grade.set_defaults(run=grading.run)
+    parser.set_defaults(run=grade.grade, positional=["submissions"])
 
 
-def parser():
+def parser() -> argparse.ArgumentParser:
     """The argument parser for every subcommand."""
     top = argparse.ArgumentParser(
         prog="python -m autograder",
-        description="Grade, self-check and regenerate the multi-head attention lab.",
+        description="Grade, self-check and regenerate an nbgrader course's assignments.",
     )
     commands = top.add_subparsers(dest="command", required=True)
     _grade_parser(commands)
@@ -46,24 +67,34 @@ def parser():
         help="self-check a notebook before submitting",
         description="Run the visible tests; exit 0 only if every answer is done and passing.",
     )
-    checking.add_argument("notebook", help="your multi_head.ipynb")
+    checking.add_argument("path", metavar="notebook", help="your notebook")
+    _common(checking)
     checking.add_argument("--timeout", type=float, default=30, help="seconds per cell")
     checking.add_argument("--wall", type=float, default=300, help="seconds for the notebook")
-    checking.set_defaults(run=check.run)
+    checking.set_defaults(run=check.check, positional=["path"])
     table = commands.add_parser(
         "corpus", help="grade the answer corpus with stock nbgrader and print what it catches"
     )
-    table.add_argument("--jobs", type=int, default=grading.default_jobs())
+    _common(table)
+    table.add_argument("--jobs", type=int, default=2)
     table.add_argument("--readme", action="store_true", help="also update README.md's table")
-    table.set_defaults(run=corpus.main)
-    commands.add_parser(
-        "generate",
-        help="regenerate release/, solutions/ and samples/class/ from source/",
-    ).set_defaults(run=generate.main)
+    table.set_defaults(run=corpus.main, positional=[])
+    regenerate = commands.add_parser(
+        "generate", help="regenerate an assignment's release/ and solutions/ (and the samples)"
+    )
+    _common(regenerate)
+    regenerate.set_defaults(run=generate.main, positional=[])
     return top
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     """Run one subcommand; returns the process exit status."""
-    args = parser().parse_args(argv)
-    return args.run(args)
+    args = vars(parser().parse_args(argv))
+    run: Callable[..., int] = args.pop("run")
+    positional = [args.pop(name) for name in args.pop("positional")]
+    args.pop("command")
+    try:
+        return run(*positional, **args)
+    except UserError as error:
+        print(f"python -m autograder: error: {error}", file=sys.stderr)
+        return 2

@@ -34,16 +34,22 @@ import nbformat
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from autograder import corpus, course, notebook, report, stock  # noqa: E402
-from autograder.generate import scratch_course  # noqa: E402
+from autograder.pipeline import notebook, report  # noqa: E402
+from autograder.pipeline.course import find_assignment  # noqa: E402
+from autograder.pipeline.errors import UserError  # noqa: E402
+from autograder.tools import corpus, stock  # noqa: E402
+from autograder.tools.nbgrader_cli import scratch_course  # noqa: E402
 from tests import hostile  # noqa: E402
+from tests import lab as course  # noqa: E402
 
 
-def build_class(students):
-    """``{student_id: notebook}``: the corpus cycled to ``students`` submissions."""
-    release_nb = notebook.read(ROOT / course.RELEASE)
-    entries = corpus.load_corpus(ROOT / course.CORPUS)
-    built = corpus.build(entries, release_nb, notebook.read(ROOT / course.SOLUTION))
+def build_class(students, assignment=None):
+    """``{student_id: notebook}``: the assignment's corpus cycled to ``students`` submissions."""
+    assignment = assignment or course.ASSIGNMENT
+    (name,) = assignment.notebooks  # the corpus fills one notebook's answers
+    release_nb = notebook.read(assignment.release(name))
+    entries = corpus.load_corpus(ROOT / corpus.CORPUS / assignment.id)
+    built = corpus.build(entries, release_nb, notebook.read(assignment.solution(name)))
     names = sorted(built)
     return {f"student{i:03d}": built[names[i % len(names)]] for i in range(students)}
 
@@ -76,23 +82,25 @@ def mix_in_failures(files, count, context):
     return files, replaced
 
 
-def time_stock(submissions):
+def time_stock(submissions, assignment=None):
     """Seconds for one plain ``nbgrader autograde`` over the class, and its results."""
     start = time.perf_counter()
-    results = stock.autograde(submissions, jobs=1)
+    results = stock.autograde(submissions, jobs=1, assignment=assignment)
     return time.perf_counter() - start, results
 
 
-def time_ours(files, jobs, scratch):
+def time_ours(files, jobs, scratch, assignment=None):
     """Seconds for ``python -m autograder grade`` over ``{student_id: bytes}``, and its rows."""
+    assignment = assignment or course.ASSIGNMENT
     course_dir, folder, out = scratch / "course", scratch / "class", scratch / "out"
     scratch_course(ROOT, course_dir, release=True)
     for student_id, data in files.items():
-        path = folder / course.submission_path(student_id)
+        path = folder / assignment.submission_path(student_id, assignment.notebooks[0])
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
     command = [sys.executable, "-m", "autograder", "grade", str(folder),
-               "--course", str(course_dir), "--out", str(out), "--jobs", str(jobs)]  # fmt: skip
+               "--course", str(course_dir), "--out", str(out), "--jobs", str(jobs),
+               "--assignment", assignment.id]  # fmt: skip
     start = time.perf_counter()
     subprocess.run(command, check=True, capture_output=True, cwd=ROOT)
     seconds = time.perf_counter() - start
@@ -149,14 +157,21 @@ def main():
     parser.add_argument("--students", type=int, default=60)
     parser.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)))
     parser.add_argument("--failures", type=int, default=0, help="failure cases to mix in, then")
+    parser.add_argument("--assignment", help="an assignment under source/ (default: the only one)")
     args = parser.parse_args()
-    submissions = build_class(args.students)
+    try:
+        assignment = find_assignment(ROOT, args.assignment)
+    except UserError as error:
+        parser.error(str(error))
+    if args.failures and assignment != course.ASSIGNMENT:
+        parser.error(f"--failures: tests/hostile.py is written for {course.ASSIGNMENT.id} only")
+    submissions = build_class(args.students, assignment)
     cores = os.cpu_count()
     print(f"class of {len(submissions)} submissions; {cores} cores; ours with --jobs {args.jobs}")
-    stock_seconds, stock_results = time_stock(submissions)
+    stock_seconds, stock_results = time_stock(submissions, assignment)
     files = as_files(submissions)
     with tempfile.TemporaryDirectory(prefix="bench-") as scratch:
-        our_seconds, rows = time_ours(files, args.jobs, Path(scratch))
+        our_seconds, rows = time_ours(files, args.jobs, Path(scratch), assignment)
     differ = differing(stock_results, rows, stock_results)
     n = len(submissions)
     print(f"stock nbgrader autograde : {stock_seconds:7.1f} s  ({stock_seconds / n:.2f} s each)")

@@ -5,7 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder import corpus, course, generate, notebook, stock
+from autograder.pipeline import notebook
+from autograder.tools import corpus, generate, stock
+
+from . import lab as course
 
 SOURCE_KEY, RELEASE_KEY = "~source", "~release"
 CORPUS_TABLE = pytest.StashKey[str]()
@@ -45,7 +48,7 @@ def entries():
 def regenerated():
     """A folder holding release/, solutions/ and samples/ freshly generated from source/."""
     with tempfile.TemporaryDirectory(prefix="regenerated-") as out:
-        generate.generate(course.ROOT, out)
+        generate.generate(course.ASSIGNMENT, out)
         yield Path(out)
 
 

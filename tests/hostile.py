@@ -14,7 +14,9 @@ from dataclasses import dataclass
 
 import nbformat
 
-from autograder import course, notebook
+from autograder.pipeline import notebook
+
+from . import lab as course
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 import re
 
-from autograder import notebook
+from autograder.pipeline import notebook
 
 ANSWERS = [
     "attention_weights",

@@ -2,8 +2,11 @@
 
 import re
 
-from autograder import course, notebook
+import pytest
 
+from autograder.pipeline import notebook
+
+from . import lab as course
 from .conftest import RELEASE_KEY, SOURCE_KEY
 
 MARKERS = (
@@ -70,6 +73,7 @@ def test_release_has_no_outputs(release_nb):
             assert cell.outputs == [] and cell.execution_count is None
 
 
+@pytest.mark.slow
 def test_source_gets_full_marks(stock_graded):
     """Does the instructor's source, handed in as a submission, earn every autograded point?"""
     result = stock_graded[SOURCE_KEY]
@@ -77,6 +81,7 @@ def test_source_gets_full_marks(stock_graded):
     assert result.score == sum(result.max_points.values()) > 0
 
 
+@pytest.mark.slow
 def test_untouched_release_gets_zero(stock_graded):
     """Does the untouched release earn no points at all?"""
     result = stock_graded[RELEASE_KEY]

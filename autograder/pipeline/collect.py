@@ -1,0 +1,275 @@
+"""Finding the class's submissions, wherever the TA downloaded them from.
+
+Three shapes are understood:
+
+- nbgrader's layout: ``SUBMISSIONS/<student_id>/<assignment>/<notebook>.ipynb``;
+- a folder of files downloaded from an LMS;
+- a ``.zip`` of such files (read in memory, never extracted to disk).
+
+For LMS files the student id comes from the file name: Canvas
+(``doejane_LATE_1234_5678_hw1-1.ipynb``), Moodle
+(``Jane Doe_1234_assignsubmission_file_hw1.ipynb``, or a folder of that
+name), a custom ``--pattern`` with a ``(?P<student>...)`` group, or else the
+file's name itself. When an assignment has several notebooks, an LMS file
+belongs to the notebook whose name it contains. A student who submitted twice
+is graded on the newest file.
+
+Links are not followed out of the submissions folder: a link there (a TA's copy
+mistake, or a student's trick) could otherwise put the instructor's source
+notebook, or another course's files, into a student's feedback page.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sys
+import zipfile
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from .course import Assignment
+from .errors import UserError
+
+MAX_FILE = 20 * 2**20  # bytes; larger files are not read (and graded as unreadable)
+
+CANVAS = re.compile(
+    r"^(?P<student>[a-z0-9]+)_(?:late_)?\d+_\d+_.*?(?:-(?P<version>\d+))?\.\w+$", re.IGNORECASE
+)
+MOODLE = re.compile(r"^(?P<student>.+?)_(?P<id>\d+)_assignsubmission_(?:file|onlinetext)_")
+
+
+@dataclass
+class Submission:
+    """One student's work: each notebook's bytes, where it came from, and when.
+
+    files: ``{notebook file name: bytes}`` for the notebooks found;
+    unreadable: ``{notebook file name: why}`` for files found but not read;
+    modified: when the newest file was made (chooses between resubmissions);
+    timestamp: when it was handed in, from nbgrader's ``timestamp.txt`` only
+    (what nbgrader's late penalties go by; a download time is no hand-in time).
+    """
+
+    student_id: str
+    files: dict[str, bytes]
+    origin: str
+    modified: datetime
+    version: int = 0
+    unreadable: dict[str, str] = field(default_factory=dict)
+    timestamp: datetime | None = None
+
+    @property
+    def sha256(self) -> str:
+        """The content hash that decides whether a rerun must grade it again."""
+        digest = hashlib.sha256()
+        for name in sorted(self.files):
+            digest.update(name.encode() + b"\0" + hashlib.sha256(self.files[name]).digest())
+        return digest.hexdigest()
+
+
+def slug(text: str) -> str:
+    """A student id safe as a folder name: ``Jane Doe`` -> ``jane_doe``."""
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_") or "unknown"
+
+
+def student_of(
+    name: str, stems: tuple[str, ...] = (), pattern: str | None = None
+) -> tuple[str, int]:
+    """``(student_id, version)`` from an LMS file or folder name.
+
+    stems: the assignment's notebook names without ``.ipynb``, stripped from a
+    plain file name (``ben_hw1.ipynb`` -> ``ben``).
+    """
+    base = name.split("/")
+    for part in (base[0], base[-1]) if len(base) > 1 else (base[-1],):
+        if pattern:
+            match = re.search(pattern, part)
+            if match:
+                return slug(match.group("student")), 0
+            continue
+        match = MOODLE.match(part)
+        if match:
+            return slug(match.group("student")), 0
+        match = CANVAS.match(part)
+        if match:
+            return slug(match.group("student")), int(match.group("version") or 0)
+    stem = Path(base[-1]).name.split(".")[0]
+    for notebook in sorted(stems, key=len, reverse=True):
+        stripped = re.sub(rf"[_-]?{re.escape(notebook)}$", "", stem)
+        if stripped != stem:
+            return slug(stripped or stem), 0
+    return slug(stem), 0
+
+
+def notebook_of(name: str, assignment: Assignment) -> str | None:
+    """Which of the assignment's notebooks an LMS file is: the only one, or the one it names."""
+    if len(assignment.notebooks) == 1:
+        return assignment.notebooks[0]
+    named = [n for n in assignment.notebooks if Path(n).stem in Path(name).name]
+    return max(named, key=len) if named else None
+
+
+def _too_large(size: int) -> str:
+    return f"the file is {size / 2**20:.1f} MiB, over the limit of {MAX_FILE // 2**20} MiB"
+
+
+def _read(path: Path) -> tuple[bytes, str]:
+    """``(bytes, why unreadable)``: a file over :data:`MAX_FILE` is not read."""
+    size = path.stat().st_size
+    if size > MAX_FILE:
+        return b"", _too_large(size)
+    return path.read_bytes(), ""
+
+
+def _inside(path: Path, root: Path) -> bool:
+    """Is ``path``, links resolved, inside ``root``? Warns about it when not."""
+    real, top = os.path.realpath(path), os.path.realpath(root)
+    if real == top or real.startswith(top + os.sep):
+        return True
+    print(f"warning: skipped {path}: it links outside the submissions folder", file=sys.stderr)
+    return False
+
+
+def _timestamp(folder: Path) -> datetime | None:
+    stamp = folder / "timestamp.txt"
+    if not stamp.is_file():
+        return None
+    try:
+        return datetime.fromisoformat(stamp.read_text().strip()[:26])
+    except ValueError:
+        return None
+
+
+def from_nbgrader_layout(folder: Path, assignment: Assignment) -> list[Submission]:
+    """Submissions in nbgrader's layout below ``folder``; [] if it is not laid out so."""
+    found = []
+    for student in sorted(p for p in Path(folder).iterdir() if p.is_dir()):
+        work = student / assignment.id
+        if not work.is_dir() or not _inside(student, folder):
+            continue
+        files: dict[str, bytes] = {}
+        unreadable: dict[str, str] = {}
+        newest = 0.0
+        for notebook in assignment.notebooks:
+            path = work / notebook
+            if not path.is_file():
+                continue
+            if not _inside(path, folder):
+                unreadable[notebook] = "it links outside the submissions folder: not read"
+                continue
+            files[notebook], why = _read(path)
+            if why:
+                unreadable[notebook] = why
+            newest = max(newest, path.stat().st_mtime)
+        stamp = _timestamp(work)
+        modified = stamp or datetime.fromtimestamp(newest)
+        found.append(
+            Submission(student.name, files, str(work), modified, 0, unreadable, timestamp=stamp)
+        )
+    return found
+
+
+@dataclass
+class _File:
+    student_id: str
+    notebook: str
+    data: bytes
+    origin: str
+    modified: datetime
+    version: int
+    why: str
+
+
+def _combine(found: list[_File]) -> list[Submission]:
+    """One submission per student, each notebook the newest file (then the highest version)."""
+    chosen: dict[tuple[str, str], _File] = {}
+    for item in found:
+        key = (item.student_id, item.notebook)
+        best = chosen.get(key)
+        if best is None or (item.modified, item.version) > (best.modified, best.version):
+            chosen[key] = item
+    students: dict[str, Submission] = {}
+    for (student_id, notebook), item in sorted(chosen.items()):
+        sub = students.setdefault(
+            student_id, Submission(student_id, {}, item.origin, item.modified, item.version)
+        )
+        sub.files[notebook] = item.data
+        if item.why:
+            sub.unreadable[notebook] = item.why
+        sub.modified = max(sub.modified, item.modified)
+    return [students[k] for k in sorted(students)]
+
+
+def _lms_file(
+    name: str, assignment: Assignment, pattern: str | None
+) -> tuple[str, str, int] | None:
+    """``(student, notebook, version)`` for an LMS file, or None (with a warning) if none fits."""
+    notebook = notebook_of(name, assignment)
+    if notebook is None:
+        choices = ", ".join(assignment.notebooks)
+        print(f"warning: skipped {name}: it names none of the notebooks {choices}", file=sys.stderr)
+        return None
+    student, version = student_of(name, assignment.stems, pattern)
+    return student, notebook, version
+
+
+def from_folder(
+    folder: Path, assignment: Assignment, pattern: str | None = None
+) -> list[Submission]:
+    """Submissions from a flat (or one-level) folder of LMS downloads."""
+    found = []
+    root = Path(folder)
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        relative = path.relative_to(root).as_posix()
+        if relative.startswith(".") or "/." in relative or "__MACOSX" in relative:
+            continue
+        if not _inside(path, root):
+            continue
+        known = _lms_file(relative, assignment, pattern)
+        if known is None:
+            continue
+        student, notebook, version = known
+        modified = datetime.fromtimestamp(path.stat().st_mtime)
+        data, why = _read(path)
+        found.append(_File(student, notebook, data, relative, modified, version, why))
+    return _combine(found)
+
+
+def from_zip(path: Path, assignment: Assignment, pattern: str | None = None) -> list[Submission]:
+    """Submissions from a ``.zip`` downloaded from an LMS, read without extracting."""
+    found = []
+    with zipfile.ZipFile(path) as archive:
+        for info in archive.infolist():
+            name = info.filename
+            if info.is_dir() or "__MACOSX" in name or Path(name).name.startswith("."):
+                continue
+            known = _lms_file(name, assignment, pattern)
+            if known is None:
+                continue
+            student, notebook, version = known
+            data, why = b"", _too_large(info.file_size)
+            if info.file_size <= MAX_FILE:
+                with archive.open(info) as member:
+                    data, why = member.read(MAX_FILE + 1)[:MAX_FILE], ""
+            stamp = datetime(*info.date_time)
+            found.append(_File(student, notebook, data, name, stamp, version, why))
+    return _combine(found)
+
+
+def collect(
+    where: Path | str, assignment: Assignment, pattern: str | None = None
+) -> list[Submission]:
+    """Every submission at ``where`` (a folder in either layout, or a .zip), one per student."""
+    where = Path(where)
+    if where.is_dir():
+        where = Path(os.path.realpath(where))  # the folder itself may be a link; its insides not
+    if not where.exists():
+        raise UserError(f"no such folder or file: {where}")
+    if where.is_file():
+        if not zipfile.is_zipfile(where):
+            raise UserError(f"{where} is a file but not a .zip archive")
+        return from_zip(where, assignment, pattern)
+    laid_out = from_nbgrader_layout(where, assignment)
+    return laid_out if laid_out else from_folder(where, assignment, pattern)

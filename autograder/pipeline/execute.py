@@ -1,0 +1,386 @@
+"""Running a sanitised notebook: student cells in the sandbox, test cells here.
+
+Every cell the student could have written runs in the student's sandboxed
+process (:mod:`autograder.student`). Every test cell, and every read-only
+instructor cell, runs in *this* process, the grader's, in a fresh namespace
+per submission. When a test cell names something it did not define itself
+(``mean``, ``samples``), the name is looked up in the student's process: data
+comes back as data, and a function comes back as a proxy whose calls send the
+arguments over and bring the result (or the error) back. Only names that the
+source lets students define are looked up there (:func:`student_names`): a
+name any instructor cell defines (a reference computation, a helper) is never
+taken from the student, whatever the order of the submission's cells.
+
+So no student code ever runs where a verdict is reached: an input transformer,
+a patched ``np.allclose``, a custom exception handler or a replaced
+``AssertionError`` only changes the student's own process, and the tests
+compare with numpy as imported here.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+import functools
+import json
+import time
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import nbformat
+
+from .. import sandbox
+from ..sandbox import Student, outputs, wire
+from ..sandbox.outputs import Budget, OutputStream, error_output, finish
+from . import notebook
+from .errors import Status
+
+
+class Stop(BaseException):
+    """The student's process can no longer answer: test code must not catch this."""
+
+    def __init__(self, status: Status, detail: str) -> None:
+        super().__init__(detail)
+        self.status, self.detail = status, detail
+
+
+class _CellTimedOut(BaseException):
+    """A call into the student's code ran past the cell's deadline."""
+
+
+def _exception_class(name: str) -> type[Exception]:
+    """The built-in exception called ``name``, or an Exception subclass of that name.
+
+    Only Exception subclasses: a student's KeyboardInterrupt or SystemExit must
+    fail the test like any error, not stop the grader.
+    """
+    found = getattr(builtins, name, None)
+    if isinstance(found, type) and issubclass(found, Exception):
+        return found
+    return type(name, (Exception,), {})
+
+
+class StudentFunction:
+    """A student's function, callable from test code; the call runs in the sandbox."""
+
+    def __init__(self, run: Run, name: str) -> None:
+        self._run, self.__name__ = run, name
+
+    def __repr__(self) -> str:
+        return f"<student function {self.__name__}>"
+
+    def __call__(self, *args: Any) -> Any:
+        try:
+            encoded = [wire.encode(a) for a in args]
+        except wire.Unencodable as why:
+            raise TypeError(f"cannot pass {why} to the student's {self.__name__}") from None
+        reply = self._run.ask({"op": "call", "name": self.__name__, "args": encoded})
+        for output in reply.get("outputs", []):
+            stream = _stream_of(output)
+            if stream is not None:
+                stream.write(str(output.get("text", "")))
+        for message in list(reply.get("warnings", []))[:20]:
+            warnings.warn(outputs.shorten(message, 500), UserWarning, stacklevel=2)
+        _copy_back(args, reply.get("args", []))
+        if reply.get("ok"):
+            return wire.decode(reply.get("result"))
+        # A KeyboardInterrupt here is the student's own: the grader's interrupt
+        # (after a timeout) never comes back as a reply.
+        shown = error_output(
+            reply.get("ename", "Exception"), reply.get("evalue", ""), reply.get("traceback", [])
+        )
+        error = _exception_class(shown["ename"])(shown["evalue"])
+        error.student_traceback = shown["traceback"][-6:]  # type: ignore[attr-defined]
+        raise error
+
+
+def _stream_of(output: Any) -> Any:
+    import sys
+
+    if isinstance(output, dict) and output.get("output_type") == "stream":
+        return sys.stderr if output.get("name") == "stderr" else sys.stdout
+    return None
+
+
+def _copy_back(args: tuple[Any, ...], encoded_after: Any) -> None:
+    """Make in-place changes the student's function made to its arguments visible here."""
+    import numpy as np
+
+    for original, encoded in zip(args, encoded_after):
+        try:
+            after = wire.decode(encoded)
+        except wire.WireError:
+            continue
+        if isinstance(original, np.ndarray) and isinstance(after, np.ndarray):
+            if original.shape == after.shape and original.flags.writeable:
+                original[...] = after
+        elif isinstance(original, list) and isinstance(after, list):
+            original[:] = after
+        elif isinstance(original, dict) and isinstance(after, dict):
+            original.clear()
+            original.update(after)
+
+
+def binds(source: str) -> set[str]:
+    """The names a cell's code binds at its top level (defs, imports, assignments).
+
+    source: a cell's text, IPython syntax allowed. Names bound only inside
+    functions or classes are not counted; a cell that cannot be parsed binds none.
+    """
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    try:
+        tree = ast.parse(TransformerManager().transform_cell(source))
+    except SyntaxError:
+        return set()
+    found = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(node.name)
+            return  # what the body binds is local to it
+        if isinstance(node, ast.Lambda):
+            return
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            found.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def student_names(source_nb: Any) -> frozenset[str]:
+    """The names test cells may look up in the student's process.
+
+    Those bound by the cells a student may edit (answers, and cells without
+    nbgrader metadata) in the instructor's source, less every name an
+    instructor cell (a test or a read-only cell) binds: those always come from
+    the instructor's code, run here.
+    """
+    instructor: set[str] = set()
+    students: set[str] = set()
+    for cell in source_nb.cells:
+        if cell.cell_type != "code":
+            continue
+        mine = notebook.is_test(cell) or notebook.is_locked(cell)
+        (instructor if mine else students).update(binds(cell.source))
+    return frozenset(students - instructor)
+
+
+class TestNamespace(dict):
+    """Globals for the test cells; a student name they lack is looked up in the student's process.
+
+    allowed: the names that may come from the student (:func:`student_names`);
+    any other missing name is a NameError, as in a fresh kernel.
+    """
+
+    def __init__(self, run: Run, allowed: frozenset[str]) -> None:
+        super().__init__(__name__="__main__", __builtins__=builtins)
+        self._run, self.allowed = run, allowed
+        self.cache: dict[str, Any] = {}
+
+    def __missing__(self, name: str) -> Any:
+        if name not in self.allowed or name in vars(builtins) or name.startswith("__"):
+            raise KeyError(name)
+        if name in self.cache:
+            return self.cache[name]
+        reply = self._run.ask({"op": "lookup", "name": name})
+        kind = reply.get("kind")
+        if kind == "callable":
+            value = StudentFunction(self._run, name)
+        elif kind == "value":
+            value = wire.decode(reply.get("value"))
+        elif kind == "unencodable":
+            raise TypeError(f"{name} holds {reply.get('type')}, which the tests cannot check")
+        else:
+            raise KeyError(name)
+        self.cache[name] = value
+        return value
+
+
+class Run:
+    """One submission's execution: the student's process, deadlines, what went wrong."""
+
+    def __init__(
+        self, student: Student, cell_timeout: float, wall_timeout: float, allowed: frozenset[str]
+    ) -> None:
+        self.student, self.cell_timeout = student, cell_timeout
+        self.wall_deadline = time.monotonic() + wall_timeout
+        self.cell_deadline = self.wall_deadline
+        self.namespace = TestNamespace(self, allowed)
+        self.timed_out: list[str] = []  # grade_ids (or positions) of cells that ran out of time
+        # The student's process caps its outputs; they are capped again here,
+        # with room for the note it adds about what it cut.
+        self.budget = GraderBudget()
+
+    def start_cell(self) -> None:
+        """Start a cell's clock; raise Stop if the whole notebook is out of time."""
+        now = time.monotonic()
+        if now >= self.wall_deadline:
+            raise Stop(Status.TIMEOUT, "the notebook ran past its time limit")
+        self.cell_deadline = min(now + self.cell_timeout, self.wall_deadline)
+        self.namespace.cache = {}
+        self.budget.start_cell()
+
+    def ask(self, message: dict[str, Any]) -> dict[str, Any]:
+        """One request to the student's process within the current cell's deadline."""
+        try:
+            return self.student.request(message, self.cell_deadline - time.monotonic())
+        except sandbox.CellTimeout as timeout:
+            if self.student.dead:
+                raise Stop(
+                    Status.TIMEOUT, "a cell ran past its time limit and would not stop"
+                ) from None
+            raise _CellTimedOut() from timeout
+        except sandbox.StudentGone as gone:
+            raise Stop(Status.KERNEL_DIED, f"the notebook's process died ({gone})") from None
+        except sandbox.Tampered as why:
+            raise Stop(Status.TAMPERED, f"the notebook's process sent garbage ({why})") from None
+
+
+class GraderBudget(Budget):
+    """The student's output limits, checked again in the grader, with room for the notes.
+
+    The student's process may add one note per cell saying what it cut.
+    """
+
+    cell_size = Budget.cell_size + 1000
+    cell_count = Budget.cell_count + 1
+    notebook_size = Budget.notebook_size * 2
+    notebook_count_limit = Budget.notebook_count_limit * 2
+
+
+def _error(ename: str, evalue: str, lines: Sequence[str] = ()) -> Any:
+    shown = error_output(ename, evalue, [*lines, f"{ename}: {evalue}"])
+    return nbformat.v4.new_output("error", **{k: v for k, v in shown.items() if k != "output_type"})
+
+
+TIMEOUT_ERROR = ("CellTimeoutError", "the cell ran longer than its time limit")
+
+
+def _student_outputs(reply: dict[str, Any], budget: Budget) -> list[Any]:
+    """The outputs the student's process reported, as validated notebook outputs.
+
+    Each is paid for from ``budget`` before it is validated, so however many a
+    reply carries, the grader spends bounded time and memory on them.
+    """
+    outputs: list[Any] = []
+    raw_outputs = reply.get("outputs", [])
+    if not isinstance(raw_outputs, list):
+        return outputs
+    for raw in raw_outputs:
+        try:
+            size = len(json.dumps(raw))
+        except (TypeError, ValueError):
+            continue
+        if not budget.take(size, new_output=True):
+            continue
+        try:
+            output = nbformat.from_dict(raw)
+            if output.get("output_type") == "error":
+                output = nbformat.from_dict(
+                    error_output(output.get("ename"), output.get("evalue"), output.get("traceback"))
+                )
+            nbformat.validator.validate(
+                nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(outputs=[output])])
+            )
+        except Exception:
+            continue  # not a valid output: drop it rather than trust it
+        outputs.append(output)
+    note = budget.note()
+    if note:
+        outputs.append(nbformat.from_dict(note))
+    return outputs
+
+
+def run_student_cell(run: Run, cell: Any) -> list[Any]:
+    """Run a cell the student may have written, in the sandbox."""
+    try:
+        reply = run.ask({"op": "run", "source": cell.source})
+    except _CellTimedOut:
+        run.timed_out.append(notebook.grade_id(cell) or "a cell of yours")
+        return [_error(*TIMEOUT_ERROR)]
+    return _student_outputs(reply, run.budget)
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(source: str, name: str) -> Any:
+    """A test cell's code object: the same for every submission, so compiled once."""
+    return compile(source, name, "exec")
+
+
+def run_trusted_cell(run: Run, cell: Any) -> list[Any]:
+    """Run an instructor's cell (a test, or a read-only cell) in this process."""
+    outputs: list[Any] = []
+    run.budget.start_cell()
+    streams = (
+        OutputStream("stdout", outputs, run.budget),
+        OutputStream("stderr", outputs, run.budget),
+    )
+    with contextlib.redirect_stdout(streams[0]), contextlib.redirect_stderr(streams[1]):
+        try:
+            exec(_compiled(cell.source, f"<{notebook.grade_id(cell)}>"), run.namespace)
+        except _CellTimedOut:
+            run.timed_out.append(notebook.grade_id(cell))
+            outputs.append(_error(*TIMEOUT_ERROR))
+        except Exception as error:
+            cause = error.__cause__ or error
+            lines = getattr(cause, "student_traceback", [])
+            lines = [f"In your code:\n{''.join(lines)}"] if lines else []
+            outputs.append(_error(type(error).__name__, str(error), lines))
+    return [
+        nbformat.from_dict(o) if isinstance(o, dict) else o for o in finish(outputs, run.budget)
+    ]
+
+
+def execute(
+    nb: Any, student: Student, cell_timeout: float, wall_timeout: float, allowed: frozenset[str]
+) -> tuple[Status, str]:
+    """Run every code cell of ``nb`` in order; outputs go into ``nb``.
+
+    allowed: the names test cells may look up in the student's process
+    (:func:`student_names` of the source). Returns ``(status, detail)``:
+    ``("ok", "")`` or why the run stopped early. Test cells that never ran get
+    an error output, so they can never earn points.
+    """
+    run = Run(student, cell_timeout, wall_timeout, allowed)
+    count, stopped = 0, None
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        for cell in nb.cells:
+            if cell.cell_type != "code":
+                continue
+            cell.outputs = []
+            if stopped:
+                if notebook.is_test(cell):
+                    cell.outputs = [_error("NotGraded", f"not run: {stopped.detail}")]
+                continue
+            try:
+                run.start_cell()
+                instructor = notebook.is_test(cell) or notebook.is_locked(cell)
+                if not notebook.is_test(cell):
+                    cell.outputs = run_student_cell(run, cell)
+                if instructor:
+                    trusted = run_trusted_cell(run, cell)
+                    cell.outputs = cell.outputs + trusted if not notebook.is_test(cell) else trusted
+            except Stop as stop:
+                stopped = stop
+                if notebook.is_test(cell) or not cell.outputs:
+                    cell.outputs = [_error("NotGraded", f"not run: {stop.detail}")]
+                continue
+            count += 1
+            cell.execution_count = count
+    if stopped:
+        return stopped.status, stopped.detail
+    if run.timed_out:
+        limit = f"{run.cell_timeout:g} s"
+        return (
+            Status.TIMEOUT,
+            f"ran longer than {limit} and was interrupted: {', '.join(run.timed_out)}",
+        )
+    return Status.OK, ""

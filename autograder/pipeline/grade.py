@@ -1,0 +1,347 @@
+"""Grading a whole class of one assignment, in parallel, resumable.
+
+The stages, and where each runs:
+
+1. collect (main): every submission, one per student (:mod:`.collect`);
+2. skip (main): students whose files are unchanged since a finished run
+   (content hash in ``DIR/.state/``), unless ``force``;
+3. grade (worker processes, ``jobs`` of them, each with its own sandbox):
+   read, inspect, sanitise, execute, score, render feedback (:mod:`.worker`);
+4. record (main, one student at a time, after that student's process is gone):
+   autograded notebooks, gradebook, feedback page, state (:mod:`.record`);
+5. report (main): ``grades.csv`` and the summary (:mod:`.report`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+import os
+import resource
+import shutil
+import signal
+import sys
+import tempfile
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from ..sandbox import Limits
+from . import collect, feedback, internals, notebook, record, report, worker
+from .collect import Submission
+from .course import CONFIG_FILES, Assignment, course_directory, find_assignment
+from .errors import Status, UserError
+
+
+def ensure_gradebook(assignment: Assignment) -> str:
+    """The course gradebook's URL, after recording the assignment in it if needed.
+
+    The gradebook keeps its own copy of the source's test cells (which
+    nbgrader puts back into every submission), so an edited source is recorded
+    again; a stamp beside a SQLite gradebook remembers what was recorded.
+    """
+    coursedir = course_directory(assignment.root, assignment.config)
+    coursedir.assignment_id = assignment.id
+    db_url = str(coursedir.db_url)
+    stamp = _stamp_path(db_url, assignment)
+    current = _sources_hash(assignment)
+    recorded = stamp is not None and stamp.is_file() and stamp.read_text() == current
+    if not (recorded and record.gradebook_has_assignment(db_url, assignment)):
+        internals.record_assignment(coursedir, assignment.config)
+        if stamp is not None:
+            record.write_atomic(stamp, current)
+    return db_url
+
+
+def _stamp_path(db_url: str, assignment: Assignment) -> Path | None:
+    if not db_url.startswith("sqlite:///"):
+        return None
+    database = Path(db_url[len("sqlite:///") :])
+    return database.with_name(f".{database.name}.{assignment.id}.recorded")
+
+
+def _sources_hash(assignment: Assignment) -> str:
+    """A hash of what recording the assignment depends on: its source folder and the config."""
+    digest = hashlib.sha256()
+    files = sorted(p for p in assignment.source_dir.rglob("*") if p.is_file())
+    files += [assignment.root / name for name in CONFIG_FILES]
+    for path in files:
+        digest.update(str(path.relative_to(assignment.root)).encode() + b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def snapshot(db_url: str, into: Path) -> str:
+    """A copy of the gradebook for the workers, who only look up source cells."""
+    source = db_url[len("sqlite:///") :]
+    target = Path(into) / "gradebook.db"
+    shutil.copy(source, target)
+    return f"sqlite:///{target}"
+
+
+class State:
+    """``DIR/.state/<student>.json``: finished students, so a rerun can skip them."""
+
+    def __init__(self, out: Path) -> None:
+        self.folder = Path(out) / ".state"
+
+    def load(self, student_id: str) -> dict[str, Any] | None:
+        """What was saved for ``student_id``, or None."""
+        path = self.folder / f"{student_id}.json"
+        try:
+            saved = json.loads(path.read_text())
+        except (OSError, ValueError):
+            return None
+        return saved if isinstance(saved, dict) else None
+
+    def save(self, student_id: str, sha256: str, row: report.Row) -> None:
+        """Remember a finished student's row and the content it was graded from."""
+        record.write_atomic(
+            self.folder / f"{student_id}.json",
+            json.dumps({"sha256": sha256, "row": row.as_dict()}, sort_keys=True),
+        )
+
+
+def _row(result: worker.Result, columns: notebook.Columns) -> report.Row:
+    """The CSV row: a notebook that could not be graded scores 0 in every column."""
+    points: dict[str, float | None] = dict.fromkeys(columns.possible)
+    for (name, _grade_id), column in columns.of.items():
+        if result.notebooks.get(name) is None:
+            points[column] = 0.0
+    points.update(result.points)
+    return report.Row(
+        result.student_id,
+        points,
+        sum(columns.possible.values()),
+        str(result.status),
+        result.detail,
+        result.messages,
+    )
+
+
+def _grader_error(submission: Submission, error: BaseException) -> worker.Result:
+    detail = f"the grader failed on this submission ({type(error).__name__}: {error})"
+    return worker.failed(submission, Status.GRADER_ERROR, detail)
+
+
+def _pending(
+    submissions: list[Submission], state: State, force: bool, settings_key: str
+) -> tuple[dict[str, report.Row], list[Submission]]:
+    """``(rows already graded, unchanged and with the same settings, submissions to grade)``."""
+    rows, todo = {}, []
+    for sub in submissions:
+        saved = state.load(sub.student_id)
+        key = f"{sub.sha256}:{settings_key}"
+        if saved and saved.get("sha256") == key and not force:
+            rows[sub.student_id] = report.Row(**saved["row"])
+        else:
+            todo.append(sub)
+    return rows, todo
+
+
+def grade(
+    submissions: Path | str,
+    *,
+    assignment: str | None = None,
+    course: Path | str | None = None,
+    jobs: int | None = None,
+    timeout: float | None = None,
+    wall: float = 300,
+    memory: int = 2048,
+    out: Path | str = "grades",
+    force: bool = False,
+    pattern: str | None = None,
+    sandbox: bool = True,
+) -> int:
+    """Grade every submission at ``submissions``; the exit status (0: every student got a row).
+
+    timeout: seconds per cell (default: the course's ``Execute.timeout``);
+    wall: seconds per notebook; memory: MiB per student's process.
+    """
+    chosen = find_assignment(course, assignment)
+    jobs = default_jobs() if jobs is None else jobs
+    if timeout is None:
+        timeout = float(chosen.config.Execute.get("timeout", 30))
+    for name, value in (("--jobs", jobs), ("--timeout", timeout), ("--wall", wall)):
+        if value <= 0:
+            raise UserError(f"{name} must be positive, not {value:g}")
+    if memory <= 0:
+        raise UserError(f"--memory must be positive, not {memory}")
+    out = Path(out).resolve()
+    found = collect.collect(submissions, chosen, pattern)
+    if not found:
+        raise UserError(f"no submission of {chosen.id} found in {submissions}")
+    columns = notebook.Columns({n: notebook.read(chosen.source(n)) for n in chosen.notebooks})
+    state = State(out)
+    settings_key = f"{timeout:g}:{wall:g}:{memory}:{sandbox}"
+    rows, todo = _pending(found, state, force, settings_key)
+    print(
+        f"{len(found)} submission(s): {len(todo)} to grade, "
+        f"{len(found) - len(todo)} unchanged since the last run",
+        file=sys.stderr,
+    )
+    with tempfile.TemporaryDirectory(prefix="grading-") as scratch:
+        # Workers read a copy of the gradebook, made while they start up.
+        settings = worker.Settings(
+            course_root=str(chosen.root),
+            assignment_id=chosen.id,
+            db_url=f"sqlite:///{Path(scratch) / 'gradebook.db'}",
+            cell_timeout=timeout,
+            wall_timeout=wall,
+            limits=Limits(memory=memory * 2**20),
+            use_bwrap=sandbox,
+        )
+        # A scheduler's or a `timeout` command's SIGTERM stops grading as Ctrl-C does.
+        previous = signal.signal(signal.SIGTERM, _interrupt)
+        run = Run(chosen, settings, out, Path(scratch), state, rows, columns, settings_key)
+        try:
+            run.grade_all(todo, jobs)
+        except KeyboardInterrupt:
+            print(
+                f"\ninterrupted: {len(rows)} of {len(found)} submission(s) graded and kept; "
+                "run the same command again to grade the rest",
+                file=sys.stderr,
+            )
+            return 130
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+    ordered = [rows[sub.student_id] for sub in found]
+    report.write_csv(ordered, list(columns.possible), out / "grades.csv")
+    print(report.table(ordered))
+    print()
+    print(report.summary(ordered, columns.tests()))
+    main_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(f"grader peak memory: main {main_kib // 1024} MiB, largest worker {run.peak // 1024} MiB")
+    print(f"\nwrote {out / 'grades.csv'} and {len(ordered)} feedback page(s) in {out / 'feedback'}")
+    return 0
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+class Run:
+    """One grading run's recording side: results arrive from workers and are kept here."""
+
+    def __init__(
+        self,
+        assignment: Assignment,
+        settings: worker.Settings,
+        out: Path,
+        scratch: Path,
+        state: State,
+        rows: dict[str, report.Row],
+        columns: notebook.Columns,
+        settings_key: str,
+    ) -> None:
+        self.assignment, self.settings, self.out, self.scratch = assignment, settings, out, scratch
+        self.state, self.rows, self.columns = state, rows, columns
+        self.settings_key = settings_key
+        self.recorder: record.Recorder | None = None
+        self.renderer: feedback.Renderer | None = None
+        self.warned = False
+        self.peak = 0  # the largest worker's peak memory, KiB
+
+    def start_recording(self) -> record.Recorder:
+        """Set up the gradebook (and the workers' copy of it) once."""
+        if self.recorder is None:
+            db_url = ensure_gradebook(self.assignment)
+            snapshot(db_url, self.scratch)
+            self.recorder = record.Recorder(self.assignment, db_url, self.out)
+        return self.recorder
+
+    def record_one(self, sub: Submission, result: worker.Result) -> None:
+        """Record one student's result: gradebook, files, CSV row, rerun state."""
+        if result.unprotected and not self.warned:
+            self.warned = True
+            _warn(result.unprotected)
+        if result.feedback is None:  # a result made here, not in a worker
+            if self.renderer is None:
+                self.renderer = feedback.Renderer(self.assignment.config)
+            result.feedback = self.renderer.render(
+                result.student_id, result.notebooks, self.columns, result.points, result
+            )
+        self.start_recording().save(result, sub.timestamp)
+        self.peak = max(self.peak, result.peak_kib)
+        self.rows[sub.student_id] = _row(result, self.columns)
+        if result.status != Status.GRADER_ERROR:  # a rerun tries those again
+            key = f"{sub.sha256}:{self.settings_key}"
+            self.state.save(sub.student_id, key, self.rows[sub.student_id])
+
+    def grade_all(self, todo: list[Submission], jobs: int) -> None:
+        """Grade ``todo`` in worker processes, recording each result as it arrives."""
+        remaining = {sub.student_id: sub for sub in todo}
+        progress = Progress(
+            total=len(todo), unit="nb", desc="grading", file=sys.stderr, disable=not todo
+        )
+        for _attempt in range(3):
+            if not remaining:
+                break
+            workers = max(1, min(jobs, len(remaining)))
+            # Forked, not spawned: a worker starts with this process's imports (over a
+            # second of nbgrader and nbconvert) already done. This process runs no
+            # threads when it forks (see Progress), and every student process comes
+            # from a zygote started afresh, so nothing of ours reaches student code.
+            context = multiprocessing.get_context("fork")
+            try:
+                with ProcessPoolExecutor(workers, context, worker.start, (self.settings,)) as pool:
+                    for _ in range(workers):  # start the workers now, while the gradebook is set up
+                        pool.submit(worker.ready)
+                    self.start_recording()
+                    futures = {pool.submit(worker.grade, sub): sub for sub in remaining.values()}
+                    try:
+                        for future in as_completed(futures):
+                            sub = futures[future]
+                            self.record_one(sub, _outcome(future, sub))
+                            del remaining[sub.student_id]
+                            progress.update()
+                    except KeyboardInterrupt:
+                        pool.shutdown(wait=False, cancel_futures=True)  # grade nothing more
+                        for child in multiprocessing.active_children():
+                            child.kill()  # a worker holds nothing unsaved: only we record
+                        raise
+            except BrokenProcessPool:
+                continue  # a worker died: start a fresh pool for those not yet graded
+        progress.close()
+        self.start_recording()  # the gradebook must exist for formgrader, even if all failed
+        for sub in list(remaining.values()):  # the pool kept dying: still, everyone gets a row
+            self.record_one(sub, _grader_error(sub, RuntimeError("worker processes kept dying")))
+        assert self.recorder is not None
+        self.recorder.close()
+
+
+def _outcome(future: Future[worker.Result], sub: Submission) -> worker.Result:
+    """The worker's :class:`~autograder.pipeline.worker.Result`, or a ``grader_error`` one."""
+    try:
+        return future.result()
+    except BrokenProcessPool:
+        raise
+    except Exception as error:
+        return _grader_error(sub, error)
+
+
+class Progress(tqdm):
+    """tqdm's progress bar without its monitor thread, which forking must not copy."""
+
+    monitor_interval = 0
+
+
+def _warn(unprotected: list[str]) -> None:
+    lines = "\n".join(f"  - {item}" for item in unprotected)
+    print(
+        f"\nWARNING: grading WITHOUT these protections:\n{lines}\n"
+        "Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) and allow user "
+        "namespaces to grade untrusted code safely.\n",
+        file=sys.stderr,
+    )
+
+
+def default_jobs() -> int:
+    """All the cores this process may use."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1

@@ -1,0 +1,331 @@
+"""Every reach into nbgrader's (and nbconvert's) internals, in one place.
+
+Each item says what it works around and the version it was checked against:
+nbgrader 0.9.6, nbconvert 7.17, SQLAlchemy 2.1, alembic 1.20. An upgrade of any
+of them touches this file only; ``tests/pipeline/test_internals.py`` checks
+that each still behaves as stock does.
+
+What the grader takes from nbgrader *as configured* (never as a copied list):
+the sanitising and autograding preprocessors of ``Autograde`` and the
+feedback preprocessors of ``GenerateFeedback`` (:func:`autograde_steps`,
+:func:`feedback_steps`), so a course that adds a step (late penalties, say)
+gets it here too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import logging
+import re
+import tempfile
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import alembic.config
+import alembic.script
+import nbgrader
+import nbgrader.api
+import nbgrader.dbutil
+from jinja2 import pass_context
+from nbconvert.exporters import HTMLExporter, TemplateExporter
+from nbconvert.filters.highlight import Highlight2HTML
+from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
+from nbconvert.preprocessors import Preprocessor
+from nbgrader.api import Gradebook
+from nbgrader.converters import Autograde, GenerateAssignment, GenerateFeedback, NbGraderException
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.nbgraderformat import MetadataValidator, ValidationError
+from nbgrader.preprocessors import (
+    AssignLatePenalties,
+    CheckCellMetadata,
+    Execute,
+    GetGrades,
+    NbGraderPreprocessor,
+    SaveAutoGrades,
+)
+from sqlalchemy.exc import SAWarning
+from traitlets.config import Config
+from traitlets.utils.importstring import import_item
+
+from .errors import UserError
+
+FORMGRADER = Path(nbgrader.__file__).parent / "server_extensions" / "formgrader"
+
+
+# ------------------------------------------------------------------ gradebook
+
+
+@contextlib.contextmanager
+def alembic_in_process() -> Iterator[None]:
+    """Have nbgrader learn its schema version without starting ``alembic heads``.
+
+    nbgrader 0.9.6 stamps a new gradebook by running the ``alembic`` command (a
+    second Python process importing nbgrader again: seconds, and a PATH that
+    must hold the venv). Alembic's own API reads the same scripts in process.
+    """
+    scripts = alembic.config.Config()
+    scripts.set_main_option("script_location", nbgrader.dbutil.ALEMBIC_DIR)
+    newest = alembic.script.ScriptDirectory.from_config(scripts).get_current_head()
+    original = nbgrader.api.get_alembic_version
+    nbgrader.api.get_alembic_version = lambda: newest
+    try:
+        yield
+    finally:
+        nbgrader.api.get_alembic_version = original
+
+
+def record_assignment(coursedir: CourseDirectory, config: Config) -> None:
+    """Record the assignment's cells in the gradebook, as ``nbgrader generate_assignment`` does.
+
+    Runs nbgrader's own ``GenerateAssignment`` with the release written to a
+    scratch folder, so only the gradebook changes.
+    """
+    with tempfile.TemporaryDirectory(prefix="release-") as scratch:
+        release = coursedir.release_directory
+        coursedir.release_directory = scratch
+        converter = GenerateAssignment(coursedir=coursedir, config=config)
+        converter.force = True
+        log = io.StringIO()
+        converter.log.addHandler(logging.StreamHandler(log))
+        converter.log.setLevel(logging.WARNING)
+        try:
+            with alembic_in_process():
+                converter.start()
+        except NbGraderException:
+            raise UserError(f"could not set up the gradebook: {log.getvalue().strip()}") from None
+        finally:
+            coursedir.release_directory = release
+
+
+@contextlib.contextmanager
+def one_transaction(gradebook: Gradebook) -> Iterator[Gradebook]:
+    """``gradebook``, in which every change commits together at the end, or not at all.
+
+    nbgrader's API commits after every change (every student, submission and
+    grade): slow, and a crash halfway would leave a student half-recorded.
+    Inside this block its commits only flush. SQLAlchemy 2 warns about a
+    relationship nbgrader's ``update_or_create_submission`` sets; harmless.
+    """
+    session = gradebook.db
+    session.commit = session.flush
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SAWarning)
+            yield gradebook
+    except BaseException:
+        session.rollback()
+        raise
+    finally:
+        del session.commit
+    session.commit()
+
+
+class _GivenGradebook(NbGraderPreprocessor):
+    """Mixin: an nbgrader preprocessor that writes through a gradebook it is given.
+
+    Stock ``SaveAutoGrades`` and ``AssignLatePenalties`` open a gradebook of
+    their own per notebook, which cannot see (or would wait on) the grader's
+    open transaction.
+    """
+
+    def __init__(self, gradebook: Gradebook, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.given = gradebook
+
+    def _from(self, resources: dict[str, Any]) -> None:
+        self.notebook_id = resources["nbgrader"]["notebook"]
+        self.assignment_id = resources["nbgrader"]["assignment"]
+        self.student_id = resources["nbgrader"]["student"]
+        self.db_url = resources["nbgrader"]["db_url"]
+        self.gradebook = self.given
+
+
+class SaveAutoGradesTo(_GivenGradebook, SaveAutoGrades):
+    """nbgrader's ``SaveAutoGrades`` (0.9.6), through the given gradebook."""
+
+    def preprocess(self, nb: Any, resources: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        self._from(resources)
+        return NbGraderPreprocessor.preprocess(self, nb, resources)
+
+
+class AssignLatePenaltiesTo(_GivenGradebook, AssignLatePenalties):
+    """nbgrader's ``AssignLatePenalties`` (0.9.6), through the given gradebook."""
+
+    def preprocess(self, nb: Any, resources: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        self._from(resources)
+        self.init_plugin()
+        submission = self.gradebook.find_submission(self.assignment_id, self.student_id)
+        notebook = self.gradebook.find_submission_notebook(
+            self.notebook_id, self.assignment_id, self.student_id
+        )
+        notebook.late_submission_penalty = None
+        if submission.total_seconds_late > 0:
+            penalty = self.plugin_inst.late_submission_penalty(
+                self.student_id, notebook.score, submission.total_seconds_late
+            )
+            if penalty is not None:
+                notebook.late_submission_penalty = self._check_late_penalty(notebook, penalty)
+        return nb, resources
+
+
+# --------------------------------------------------------------- the steps
+
+
+def _classes(items: list[Any]) -> list[type]:
+    return [import_item(item) if isinstance(item, str) else item for item in items]
+
+
+@dataclass
+class AutogradeSteps:
+    """nbgrader's ``Autograde`` preprocessors as the course configures them, in three groups.
+
+    sanitize: run before execution, in the worker; after_execute: the steps
+    between ``Execute`` and ``SaveAutoGrades``, in the worker; after_save:
+    ``SaveAutoGrades`` and every step after it, in the main process, which
+    alone holds the gradebook.
+    """
+
+    sanitize: list[type]
+    after_execute: list[type]
+    after_save: list[type]
+
+
+def autograde_steps(config: Config) -> AutogradeSteps:
+    """The configured autograde steps, with nbgrader's metadata check made faster."""
+    converter = Autograde(config=config)
+    sanitize = [_faster(c) for c in _classes(list(converter.sanitize_preprocessors))]
+    steps = [_faster(c) for c in _classes(list(converter.autograde_preprocessors))]
+    if Execute not in steps or SaveAutoGrades not in steps:
+        raise UserError("Autograde.autograde_preprocessors must keep Execute and SaveAutoGrades")
+    run, save = steps.index(Execute), steps.index(SaveAutoGrades)
+    return AutogradeSteps(sanitize, steps[run + 1 : save], steps[save:])
+
+
+def feedback_steps(config: Config) -> list[type]:
+    """The configured ``GenerateFeedback`` preprocessors (``GetGrades`` reads the gradebook)."""
+    return _classes(list(GenerateFeedback(config=config).preprocessors))
+
+
+def _faster(cls: type) -> type:
+    return CheckCellMetadataOnce if cls is CheckCellMetadata else cls
+
+
+def gradebook_step(cls: type, gradebook: Gradebook, config: Config) -> Preprocessor:
+    """One after-save step, writing through ``gradebook`` where nbgrader would open its own."""
+    if issubclass(cls, SaveAutoGrades):
+        return SaveAutoGradesTo(gradebook, config=config)
+    if issubclass(cls, AssignLatePenalties):
+        return AssignLatePenaltiesTo(gradebook, config=config)
+    return cls(config=config)
+
+
+GRADES_FROM_GRADEBOOK = GetGrades
+
+
+# ----------------------------------------------------------- cell metadata
+
+
+class RememberingValidator(MetadataValidator):
+    """nbgrader's cell metadata validator, which skips cells it has already passed.
+
+    Whether a cell passes depends only on its type and its nbgrader metadata,
+    and nearly every cell of every submission repeats the release's. nbgrader
+    0.9.6 checks the JSON schema itself again for every cell: a third of the
+    time spent sanitising.
+    """
+
+    passed: set[tuple[str, str]] = set()  # shared by every instance in this process
+
+    def validate_cell(self, cell: Any) -> None:
+        key = (cell.cell_type, json.dumps(cell.metadata.get("nbgrader"), sort_keys=True))
+        if key not in self.passed:
+            super().validate_cell(cell)
+            self.passed.add(key)
+
+
+class CheckCellMetadataOnce(CheckCellMetadata):
+    """nbgrader's ``CheckCellMetadata``, validating with :class:`RememberingValidator`."""
+
+    def preprocess(self, nb: Any, resources: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        try:
+            RememberingValidator().validate_nb(nb)
+        except ValidationError as error:
+            raise ValidationError(
+                "Notebook failed to validate; the nbgrader metadata may be corrupted "
+                f"({error.message})"
+            ) from None
+        return nb, resources
+
+
+# ------------------------------------------------------------------ feedback
+
+
+def feedback_template(config: Config) -> Config:
+    """``config`` with nbgrader's own feedback template, found where formgrader keeps it."""
+    template = Config(config)
+    template.HTMLExporter.template_name = "feedback"
+    template.HTMLExporter.extra_template_basedirs = [str(FORMGRADER / "templates")]
+    template.HTMLExporter.extra_template_paths = [
+        str(FORMGRADER / "static" / "node_modules" / "bootstrap" / "dist" / "css")
+    ]
+    return template
+
+
+class FeedbackExporter(HTMLExporter):
+    """nbconvert's HTML exporter, tuned for one notebook rendered for many students.
+
+    Markdown and highlighted code are cached by their text (bounded caches from
+    ``make_cache``): every student's notebook has the same prose and tests.
+    nbconvert 7.17's last step, a BeautifulSoup pass that costs as much as the
+    rest of the page, only adds alt text to images and ``tabindex`` to cells;
+    two substitutions do the same. Uses the exporter's private
+    ``_init_resources`` and ``_nb_metadata``.
+    """
+
+    def __init__(self, make_cache: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._markdown, self._code = make_cache(), make_cache()
+        self._highlight = Highlight2HTML(pygments_lexer="ipython3", parent=self)
+
+    @pass_context
+    def markdown2html(self, context: Any, source: str) -> str:
+        if context.get("cell", {}).get("attachments"):
+            return super().markdown2html(context, source)
+        return self._markdown.get_or_make(
+            source, source, lambda: super(FeedbackExporter, self).markdown2html(context, source)
+        )
+
+    def _highlight_cached(self, source: str, language: Any = None, metadata: Any = None) -> str:
+        return self._code.get_or_make(
+            (source, language), source, lambda: self._highlight(source, language, metadata)
+        )
+
+    def from_notebook_node(
+        self, nb: Any, resources: Any = None, **kw: Any
+    ) -> tuple[Any, dict[str, Any]]:
+        """HTMLExporter.from_notebook_node, with the caches and without the soup."""
+        resources = self._init_resources(resources)
+        self.register_filter("highlight_code", self._highlight_cached)
+        self.register_filter(
+            "filter_data_type",
+            WidgetsDataTypeFilter(
+                notebook_metadata=self._nb_metadata, parent=self, resources=resources
+            ),
+        )
+        html, resources = TemplateExporter.from_notebook_node(self, nb, resources, **kw)
+        html = re.sub(
+            r"<img(?![^>]*\balt=)",
+            '<img alt="No description has been provided for this image"',
+            html,
+        )
+        html = re.sub(
+            r'(<div class="[^"]*\b(?:jp-Cell-inputWrapper|jp-OutputArea-output)\b[^"]*")',
+            r'\1 tabindex="0"',
+            html,
+        )
+        return html, resources

@@ -1,0 +1,101 @@
+"""Recording a graded submission: the only code that writes grading results.
+
+It runs in the main process, after the student's process is gone. For each
+student it writes every executed notebook where nbgrader keeps autograded work
+(``autograded/<student>/<assignment>/``), saves the scores into the course's
+gradebook with nbgrader's own steps from ``SaveAutoGrades`` on, as the course
+configures them (late penalties included), so formgrader shows them and the
+manual answers can be graded there, and writes the feedback page the worker
+rendered (:mod:`~autograder.pipeline.feedback`).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import nbformat
+from nbgrader.api import Gradebook, MissingEntry
+
+from . import internals
+from .course import Assignment
+
+if TYPE_CHECKING:
+    from .worker import Result
+
+
+def write_atomic(path: Path | str, data: str | bytes) -> None:
+    """Write ``data`` to ``path`` so a crash never leaves half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(handle, "wb") as out:
+        out.write(data.encode() if isinstance(data, str) else data)
+    os.replace(tmp, path)
+
+
+class Recorder:
+    """Writes results for one assignment into its course folder and one output folder.
+
+    One gradebook connection serves the whole class, so SQLAlchemy compiles
+    nbgrader's queries once rather than once per student. Call :meth:`close`
+    when done.
+    """
+
+    def __init__(self, assignment: Assignment, db_url: str, out: Path) -> None:
+        self.assignment, self.db_url, self.out = assignment, db_url, Path(out)
+        self.config = assignment.config
+        self.after_save = internals.autograde_steps(self.config).after_save
+        self.gradebook = Gradebook(db_url)
+
+    def close(self) -> None:
+        """Close the gradebook connection."""
+        self.gradebook.close()
+
+    def save(self, result: Result, timestamp: datetime | None = None) -> Path:
+        """Record one graded submission; returns the feedback page's path.
+
+        timestamp: when it was handed in (None: not known), for late penalties.
+        """
+        a, sid = self.assignment, result.student_id
+        for name, nb in result.notebooks.items():
+            if nb is not None:
+                write_atomic(a.autograded(sid, name), nbformat.writes(nbformat.from_dict(nb)))
+        with internals.one_transaction(self.gradebook) as gb:
+            gb.update_or_create_student(sid)
+            gb.update_or_create_submission(a.id, sid, timestamp=timestamp)
+            for name in a.notebooks:
+                nb = result.notebooks.get(name)
+                if nb is None:
+                    self._zero(gb, sid, name)
+                    continue
+                resources = a.resources(sid, name, self.db_url)
+                nb = nbformat.from_dict(nb)
+                for step in self.after_save:
+                    nb, resources = internals.gradebook_step(step, gb, self.config)(nb, resources)
+        path = self.out / "feedback" / f"{sid}.html"
+        write_atomic(path, result.feedback or "")
+        return path
+
+    def _zero(self, gb: Gradebook, student_id: str, name: str) -> None:
+        """Every grade of a notebook that could not be graded: 0, nothing left to grade by hand."""
+        submitted = gb.find_submission_notebook(Path(name).stem, self.assignment.id, student_id)
+        for grade in submitted.grades:
+            grade.auto_score = 0
+            grade.needs_manual_grade = False
+
+
+def gradebook_has_assignment(db_url: str, assignment: Assignment) -> bool:
+    """Has ``nbgrader generate_assignment`` recorded the assignment in this gradebook?"""
+    if db_url.startswith("sqlite:///") and not Path(db_url[len("sqlite:///") :]).exists():
+        return False
+    with Gradebook(db_url) as gb:
+        try:
+            recorded = gb.find_assignment(assignment.id)
+        except MissingEntry:
+            return False
+        names = {nb.name for nb in recorded.notebooks if nb.grade_cells}
+        return names == set(assignment.stems)

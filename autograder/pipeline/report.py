@@ -1,0 +1,118 @@
+"""What the TA gets: ``grades.csv`` and the summary printed at the end.
+
+The CSV's columns are fixed by the course contract:
+``student_id,score,max_score,status`` and then one column per graded cell
+``grade_id`` holding that cell's points (empty when not graded yet, as for a
+manually graded answer before a TA has marked it).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+HEADER = ("student_id", "score", "max_score", "status")
+
+
+@dataclass
+class Row:
+    """One student's line of ``grades.csv``.
+
+    points: ``{grade_id: points or None}``; None means not graded (yet).
+    status: ``ok``, or one word saying why grading was incomplete.
+    detail: a sentence for the TA and the feedback page when status is not ok.
+    """
+
+    student_id: str
+    points: dict
+    max_score: float
+    status: str = "ok"
+    detail: str = ""
+    messages: dict = field(default_factory=dict)
+
+    @property
+    def score(self) -> float:
+        """Points earned so far; ungraded cells count 0, as in nbgrader's gradebook."""
+        return sum(p for p in self.points.values() if p is not None)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The row as plain data (what :class:`Row` takes back as keywords)."""
+        return asdict(self)
+
+
+def _number(value: float | None) -> str:
+    if value is None:
+        return ""
+    return f"{value:g}"
+
+
+def write_csv(rows: list[Row], grade_ids: list[str], path: Path | str) -> None:
+    """Write ``rows`` to ``path`` atomically (a crash never leaves half a file)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=".grades-", suffix=".csv")
+    with os.fdopen(handle, "w", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow([*HEADER, *grade_ids])
+        for row in sorted(rows, key=lambda r: r.student_id):
+            writer.writerow(
+                [
+                    row.student_id,
+                    _number(row.score),
+                    _number(row.max_score),
+                    row.status,
+                    *(_number(row.points.get(g)) for g in grade_ids),
+                ]
+            )
+    os.replace(tmp, path)
+
+
+def read_csv(path: Path | str) -> list[dict[str, str]]:
+    """The rows of a ``grades.csv`` as dicts of strings."""
+    with open(path, newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def table(rows: list[Row]) -> str:
+    """A plain-text table: one line per student, score and status."""
+    width = max([len("student")] + [len(r.student_id) for r in rows])
+    lines = [f"{'student':<{width}}  {'score':>11}  status"]
+    for row in sorted(rows, key=lambda r: r.student_id):
+        score = f"{row.score:g} / {row.max_score:g}"
+        status = row.status if row.status == "ok" else f"{row.status}: {row.detail}"
+        lines.append(f"{row.student_id:<{width}}  {score:>11}  {status}")
+    return "\n".join(lines)
+
+
+def summary(rows: list[Row], max_points: dict[str, float]) -> str:
+    """The closing summary: counts, mean score, statuses, most-failed tests.
+
+    max_points: ``{grade_id: points}`` of the autograded test cells.
+    """
+    graded = len(rows)
+    lines = [f"graded {graded} submission(s)"]
+    if graded:
+        mean = sum(r.score for r in rows) / graded
+        lines.append(f"mean score {mean:.1f} / {rows[0].max_score:g}")
+    statuses: dict[str, int] = {}
+    for row in rows:
+        if row.status != "ok":
+            statuses[row.status] = statuses.get(row.status, 0) + 1
+    for status, count in sorted(statuses.items()):
+        lines.append(f"  {count} with status {status}")
+    failed: dict[str, int] = {}
+    for row in rows:
+        for grade_id, possible in max_points.items():
+            earned = row.points.get(grade_id)
+            if earned is not None and earned < possible:
+                failed[grade_id] = failed.get(grade_id, 0) + 1
+    if failed:
+        lines.append("most-failed tests:")
+        top = sorted(failed.items(), key=lambda item: (-item[1], item[0]))[:5]
+        for grade_id, count in top:
+            lines.append(f"  {grade_id:<36} failed by {count} of {graded}")
+    return "\n".join(lines)

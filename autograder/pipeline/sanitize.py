@@ -1,0 +1,195 @@
+"""From a student's file to a notebook that is safe to grade.
+
+Reading: an empty file, truncated JSON, something that is not a notebook, or a
+notebook nbformat cannot upgrade is ``unreadable``; an old notebook format is
+upgraded. Inspecting: answer or test cells deleted, duplicated, edited or with
+changed nbgrader metadata are noted, and the status says so. Sanitising: the
+sanitising preprocessors ``nbgrader autograde`` runs, as the course configures
+them (outputs cleared, duplicate ids dropped, kernelspec, test and read-only
+cells put back from the source, deleted test cells re-added, cell metadata
+validated), so scores agree with stock nbgrader's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import nbformat
+from traitlets.config import Config
+
+from . import notebook
+
+COMPARED_METADATA = ("grade", "solution", "locked", "points", "task")
+
+
+class Unreadable(Exception):
+    """The file is not a notebook we can grade; the message says why, for the TA."""
+
+
+@dataclass
+class Findings:
+    """What a submission changed that it should not have.
+
+    deleted, duplicated, edited: grade_ids; renamed: grade_ids the source lacks;
+    moved: instructor cells (tests, read-only cells) out of the source's order.
+    A grade_id that is not a string is reported by its ``repr``.
+    """
+
+    deleted: list = field(default_factory=list)
+    duplicated: list = field(default_factory=list)
+    edited: list = field(default_factory=list)
+    renamed: list = field(default_factory=list)
+    moved: list = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        """``tampered``, ``cells_missing`` or ``ok``."""
+        if self.duplicated or self.edited or self.renamed or self.moved:
+            return "tampered"
+        if self.deleted:
+            return "cells_missing"
+        return "ok"
+
+    @property
+    def detail(self) -> str:
+        """One sentence for the TA and the feedback page."""
+        parts = []
+        for what, ids in (
+            ("deleted", self.deleted),
+            ("duplicated", self.duplicated),
+            ("edited", self.edited),
+            ("unknown", self.renamed),
+            ("moved", self.moved),
+        ):
+            if ids:
+                parts.append(f"{what} cells {', '.join(_shown(i) for i in ids)}")
+        if self.moved:
+            parts.append("graded in the source's order, with only the answers kept")
+        elif parts:
+            parts.append("test and read-only cells were restored from the source")
+        return "; ".join(parts)
+
+
+def _shown(grade_id: Any) -> str:
+    return grade_id if isinstance(grade_id, str) else repr(grade_id)
+
+
+def _key(grade_id: Any) -> tuple[bool, str]:
+    return (not isinstance(grade_id, str), repr(grade_id))
+
+
+def is_instructor(cell: Any) -> bool:
+    """A test cell or a read-only cell: code the instructor wrote and students may not move."""
+    return notebook.is_test(cell) or notebook.is_locked(cell)
+
+
+def moved(nb: Any, release_nb: Any) -> list[str]:
+    """Instructor cells of ``nb`` that are out of the release's order, as grade_ids.
+
+    The cells kept in place are the longest run that is in the release's order;
+    the others were moved. Cells the release lacks are not counted here.
+    """
+    rank = {notebook.grade_id(c): i for i, c in enumerate(release_nb.cells) if is_instructor(c)}
+    seen, order = set(), []
+    for cell in nb.cells:
+        name = notebook.grade_id(cell)
+        if is_instructor(cell) and isinstance(name, str) and name in rank and name not in seen:
+            seen.add(name)
+            order.append(name)
+    # longest increasing subsequence of ranks, O(n^2): a notebook has few cells
+    best: list[list[str]] = [[name] for name in order]
+    for i, name in enumerate(order):
+        for j in range(i):
+            if rank[order[j]] < rank[name] and len(best[j]) + 1 > len(best[i]):
+                best[i] = [*best[j], name]
+    longest = max(best, key=len) if best else []
+    kept = set(longest)
+    return [name for name in order if name not in kept]
+
+
+def read(data: bytes) -> tuple[Any, int]:
+    """``(notebook, nbformat version it was written in)`` from ``data`` (bytes).
+
+    The notebook is upgraded to nbformat 4; raises Unreadable with the reason.
+    """
+    if not data.strip():
+        raise Unreadable("the file is empty")
+    try:
+        raw = json.loads(data.decode("utf-8-sig"))
+    except (UnicodeDecodeError, ValueError) as error:
+        raise Unreadable(
+            f"the file is not valid JSON ({error.__class__.__name__}: {error})"
+        ) from None
+    if (
+        not isinstance(raw, dict)
+        or "nbformat" not in raw
+        or not isinstance(raw.get("nbformat"), int)
+    ):
+        raise Unreadable("the file is JSON but not a Jupyter notebook")
+    try:
+        nb = nbformat.reads(json.dumps(raw), as_version=4)
+    except Exception as error:
+        raise Unreadable(f"nbformat cannot read this notebook ({error})") from None
+    if not isinstance(nb.get("cells"), list):
+        raise Unreadable("the notebook has no cells")
+    if nb.get("nbformat_minor", 0) >= 5:  # upgraded notebooks have no cell ids yet
+        for number, cell in enumerate(nb.cells):
+            cell.setdefault("id", f"cell-{number}")
+    return nb, raw["nbformat"]
+
+
+def inspect(nb: Any, release_nb: Any) -> Findings:
+    """Compare a submission's nbgrader cells with the release the student was given."""
+    released = {notebook.grade_id(c): c for c in release_nb.cells if notebook.grade_id(c)}
+    found = Findings()
+    ids = [notebook.grade_id(c) for c in nb.cells if notebook.grade_id(c)]
+    counts = Counter(g if isinstance(g, (str, int, float)) else repr(g) for g in ids)
+    found.duplicated = sorted((g for g, n in counts.items() if n > 1), key=_key)
+    found.deleted = [g for g in released if g not in counts]
+    found.renamed = sorted((g for g in counts if g not in released), key=_key)
+    found.moved = moved(nb, release_nb)
+    edited = set()
+    for cell in nb.cells:
+        name = notebook.grade_id(cell)
+        if not isinstance(name, str) or name not in released:
+            continue
+        original = released[name]
+        mine, theirs = notebook.nbgrader_meta(cell), notebook.nbgrader_meta(original)
+        if any(mine.get(k) != theirs.get(k) for k in COMPARED_METADATA):
+            edited.add(name)
+        elif cell.cell_type != original.cell_type:
+            edited.add(name)
+        elif not notebook.is_answer(original) and cell.source != original.source:
+            edited.add(name)
+    found.edited = [g for g in released if g in edited]
+    return found
+
+
+def sanitize(nb: Any, steps: list[type], config: Config, resources: dict[str, Any]) -> Any:
+    """Run nbgrader's sanitising ``steps`` on ``nb`` (a copy is returned).
+
+    resources: ``{"nbgrader": {"notebook", "assignment", "student", "db_url"}}``.
+    """
+    nb = nbformat.from_dict(nb)
+    for preprocessor in steps:
+        nb, resources = preprocessor(config=config)(nb, resources)
+    return nb
+
+
+def rebuild(release_nb: Any, nb: Any) -> Any:
+    """The release with only the submission's answers, by grade_id.
+
+    For a notebook whose nbgrader metadata is too damaged for stock nbgrader's
+    preprocessors: nothing of the student's but their answers is kept. Sanitise
+    the result, which puts the full test cells back from the gradebook.
+    """
+    theirs = {}
+    for cell in nb.cells:  # a later copy of a cell wins, as it would when the notebook runs
+        name = notebook.grade_id(cell)
+        if name and isinstance(cell.get("source"), str):
+            theirs[name] = cell.source
+    mine = notebook.answers(release_nb)
+    return notebook.fill(release_nb, {k: v for k, v in theirs.items() if k in mine})

@@ -1,0 +1,249 @@
+"""Grading one submission, in a worker process with its own sandbox.
+
+For each notebook of the assignment, in order: read the file, inspect it
+against the release, sanitise it with nbgrader's configured preprocessors,
+execute it (:mod:`~autograder.pipeline.execute`, each notebook in a fresh
+student process), post-process and score it (:mod:`~autograder.pipeline.score`).
+The worker never writes anything: it returns a :class:`Result` and the main
+process records it.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import resource
+import signal
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from ..sandbox import Limits, Sandbox, StudentGone, die_with_parent
+from . import execute, feedback, internals, notebook, sanitize, score
+from .collect import Submission
+from .course import Assignment, find_assignment
+from .errors import Status
+
+
+@dataclass
+class Settings:
+    """What every worker needs to know; picklable, sent once per worker.
+
+    cell_timeout, wall_timeout: seconds; limits: the sandbox's :class:`Limits`.
+    """
+
+    course_root: str
+    assignment_id: str
+    db_url: str
+    cell_timeout: float = 30
+    wall_timeout: float = 300
+    limits: Limits = field(default_factory=Limits)
+    use_bwrap: bool = True
+
+
+@dataclass
+class Result:
+    """One submission, graded: what the main process records.
+
+    points, messages: keyed by ``grades.csv`` column (:class:`notebook.Columns`);
+    notebooks: ``{notebook file name: executed notebook as JSON, or None}``.
+    """
+
+    student_id: str
+    sha256: str
+    status: Status
+    detail: str
+    points: dict[str, float | None]
+    messages: dict[str, str]
+    notebooks: dict[str, Any]
+    unprotected: list[str] = field(default_factory=list)
+    feedback: str | None = None  # the feedback page, HTML
+    peak_kib: int = 0  # the worker's peak resident memory so far, KiB
+
+
+def failed(submission: Submission, status: Status, detail: str) -> Result:
+    """A result with no notebook graded (every cell scores 0)."""
+    return Result(submission.student_id, submission.sha256, status, detail, {}, {}, {})
+
+
+@dataclass
+class _Graded:
+    status: Status
+    detail: str
+    notebook: Any = None
+    unprotected: list[str] = field(default_factory=list)
+
+
+class Worker:
+    """A worker's long-lived state: configuration, reference notebooks, its sandbox."""
+
+    def __init__(self, settings: Settings, assignment: Assignment | None = None) -> None:
+        self.settings = settings
+        logging.getLogger("traitlets").setLevel(logging.ERROR)
+        self.assignment = assignment or find_assignment(
+            Path(settings.course_root), settings.assignment_id
+        )
+        a = self.assignment
+        # The trusted test cells import the assignment's helper modules, from the source.
+        sys.path.insert(0, str(a.source_dir))
+        self.config = a.config
+        self.steps = internals.autograde_steps(self.config)
+        self.release = {name: notebook.read(a.release(name)) for name in a.notebooks}
+        sources = {name: notebook.read(a.source(name)) for name in a.notebooks}
+        self.allowed = {name: execute.student_names(nb) for name, nb in sources.items()}
+        self.columns = notebook.Columns(sources)
+        self.files = a.helper_files()
+        self.warm_up = "\n".join(notebook.imports(nb) for nb in sources.values())
+        self.sandbox: Sandbox | None = None
+        self.renderer = feedback.Renderer(self.config)
+
+    def _sandbox(self) -> Sandbox:
+        if self.sandbox is None or not self.sandbox.alive():
+            self.sandbox = Sandbox(use_bwrap=self.settings.use_bwrap, warm_up=self.warm_up)
+        return self.sandbox
+
+    def prepare(self, student_id: str, name: str, data: bytes) -> tuple[Any, Status, str]:
+        """``(sanitised notebook, status, detail)``; the notebook is None if unreadable."""
+        try:
+            nb, version = sanitize.read(data)
+        except sanitize.Unreadable as why:
+            return None, Status.UNREADABLE, str(why)
+        release = self.release[name]
+        found = sanitize.inspect(nb, release)
+        status, detail = Status(found.status), found.detail
+        if version < 4:
+            detail = "; ".join(filter(None, [detail, f"upgraded from nbformat {version}"]))
+        resources = self.assignment.resources(student_id, name, self.settings.db_url)
+        if found.moved:  # instructor cells run in the source's order: keep only the answers
+            nb = sanitize.rebuild(release, nb)
+        steps = self.steps.sanitize
+        try:
+            clean = sanitize.sanitize(nb, steps, self.config, resources)
+        except Exception as error:
+            # If nbgrader takes the release with only these answers, the fault was in
+            # the student's metadata (tampered); if not, it propagates: a grader_error.
+            rebuilt = sanitize.sanitize(
+                sanitize.rebuild(release, nb), steps, self.config, resources
+            )
+            status = Status.TAMPERED
+            unusable = f"nbgrader metadata unusable ({error}); graded the answers only"
+            detail = "; ".join(filter(None, [detail, unusable]))
+            clean = rebuilt
+        moved = sanitize.moved(clean, release)
+        if moved:  # the source's order is a promise: never run instructor cells out of it
+            raise RuntimeError(f"instructor cells out of order after sanitising: {moved}")
+        return clean, status, detail
+
+    def grade(self, submission: Submission) -> Result:
+        """Grade one :class:`~autograder.pipeline.collect.Submission`, feedback page included."""
+        result = self._grade(submission)
+        result.feedback = self.renderer.render(
+            result.student_id, result.notebooks, self.columns, result.points, result
+        )
+        result.peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return result
+
+    def _grade(self, submission: Submission) -> Result:
+        sid = submission.student_id
+        graded = {name: self._notebook(submission, name) for name in self.assignment.notebooks}
+        several = len(graded) > 1
+        points: dict[str, float | None] = {}
+        messages: dict[str, str] = {}
+        for name, one in graded.items():
+            if one.notebook is not None:
+                points.update(self.columns.keyed(name, score.points(one.notebook)))
+                messages.update(self.columns.keyed(name, score.messages(one.notebook)))
+        details = [
+            f"{name}: {one.detail}" if several else one.detail
+            for name, one in graded.items()
+            if one.detail
+        ]
+        unprotected = sorted({item for one in graded.values() for item in one.unprotected})
+        return Result(
+            sid,
+            submission.sha256,
+            Status.worst(*(one.status for one in graded.values())),
+            "; ".join(details),
+            points,
+            messages,
+            {name: one.notebook for name, one in graded.items()},
+            unprotected,
+        )
+
+    def _notebook(self, submission: Submission, name: str) -> _Graded:
+        """Grade one notebook of a submission."""
+        sid = submission.student_id
+        if name in submission.unreadable:
+            return _Graded(Status.UNREADABLE, submission.unreadable[name])
+        if name not in submission.files:
+            return _Graded(Status.UNREADABLE, f"{name} is missing from the submission")
+        clean, status, detail = self.prepare(sid, name, submission.files[name])
+        if clean is None:
+            return _Graded(status, detail)
+        sandbox = self._sandbox()
+        try:
+            student = sandbox.spawn(self.files, self.settings.limits)
+        except StudentGone as gone:
+            sandbox.close()
+            self.sandbox = None
+            return _Graded(Status.KERNEL_DIED, str(gone))
+        try:
+            ran, why = execute.execute(
+                clean,
+                student,
+                self.settings.cell_timeout,
+                self.settings.wall_timeout,
+                self.allowed[name],
+            )
+        finally:
+            student.close()
+        if ran == Status.OK and _ran_out_of_memory(clean):
+            ran, why = Status.MEMORY_LIMIT, "the notebook ran out of memory"
+        executed = score.postprocess(clean, self.steps.after_execute, self.config)
+        return _Graded(
+            Status.worst(status, ran),
+            "; ".join(filter(None, [why, detail])),
+            nbformat.from_dict(executed),
+            list(sandbox.unprotected + student.unprotected),
+        )
+
+    def close(self) -> None:
+        """Stop the sandbox."""
+        if self.sandbox:
+            self.sandbox.close()
+
+
+def _ran_out_of_memory(nb: Any) -> bool:
+    return any(
+        output.get("ename") == "MemoryError"
+        for cell in nb.cells
+        for output in cell.get("outputs", [])
+    )
+
+
+_worker: Worker | None = None
+
+
+def start(settings: Settings) -> None:
+    """Process-pool initializer: one Worker per process, its sandbox started and warm."""
+    global _worker
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the main process's handler
+    parent = multiprocessing.parent_process()
+    die_with_parent(parent.pid if parent else None)
+    _worker = Worker(settings)
+    _worker._sandbox()
+    _worker.renderer.warm_up()  # compiles the feedback template
+
+
+def ready() -> bool:
+    """A task that only makes the pool start a worker (and so run :func:`start`)."""
+    return True
+
+
+def grade(submission: Submission) -> Result:
+    """Process-pool task: grade one submission with this process's Worker."""
+    assert _worker is not None, "start() runs first in every worker"
+    return _worker.grade(submission)

@@ -1,0 +1,31 @@
+"""Everything that runs or talks to untrusted student code.
+
+- :mod:`~autograder.sandbox.launcher` starts a zygote inside bubblewrap and
+  forks one isolated student process per notebook from it (the only module
+  that starts :mod:`~autograder.sandbox.student`);
+- :mod:`~autograder.sandbox.student` is what runs inside: the zygote, the
+  student's IPython shell, privileges dropped and filesystems laid out;
+- :mod:`~autograder.sandbox.wire` carries data (and only data) between them;
+- :mod:`~autograder.sandbox.outputs` caps what a notebook may print, on both sides;
+- :mod:`~autograder.sandbox.syscalls` is the seccomp filter student code runs under.
+"""
+
+from .launcher import (
+    CellTimeout,
+    Limits,
+    Sandbox,
+    Student,
+    StudentGone,
+    Tampered,
+    die_with_parent,
+)
+
+__all__ = [
+    "CellTimeout",
+    "Limits",
+    "Sandbox",
+    "Student",
+    "StudentGone",
+    "Tampered",
+    "die_with_parent",
+]

@@ -1,0 +1,394 @@
+"""Starting and talking to the sandboxed student processes.
+
+One :class:`Sandbox` per worker: a zygote (:mod:`autograder.student`) started
+once inside bubblewrap, with a read-only view of the system and the Python
+installation and nothing of the course: not the source notebook, not the
+gradebook, not the submissions, not the results. Every submission gets a
+:class:`Student`: a child forked from the zygote into namespaces of its own,
+spoken to over its own socket with deadlines on every request.
+
+Where bubblewrap or user namespaces are missing, the grader still runs, and
+:attr:`Sandbox.unprotected` lists what it runs without, for the TA to see.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import wire
+from .student import PR_SET_PDEATHSIG, c_library
+
+ZYGOTE = "autograder.sandbox.student import zygote"  # in every sandbox's command line
+GRACE = 3.0  # seconds an interrupted cell gets to stop before its process is killed
+PROCESS_SLACK = 16  # processes and threads the sandbox itself needs beyond the student's
+
+
+class StudentGone(Exception):
+    """The student's process died, or was killed after not answering."""
+
+
+class CellTimeout(Exception):
+    """A request did not finish in time; ``reply`` is what came back after the interrupt."""
+
+    def __init__(self, reply: dict[str, Any] | None = None) -> None:
+        super().__init__("no reply before the timeout")
+        self.reply = reply
+
+
+class Tampered(Exception):
+    """The student's process sent something that is not a well-formed reply."""
+
+
+@dataclass
+class Limits:
+    """Per-submission limits.
+
+    memory: bytes the student's code may allocate; file_size: bytes per file;
+    processes: extra processes or threads; scratch_mb: the student's only writable
+    space (a tmpfs on /tmp, also behind /dev/shm), MiB, paid out of ``memory``;
+    cpu_seconds: CPU time for the whole submission.
+    """
+
+    memory: int = 2 * 2**30
+    file_size: int = 64 * 2**20
+    processes: int = 64
+    scratch_mb: int = 64
+    cpu_seconds: int = 600
+
+    def for_child(self, uid: int) -> dict[str, int]:
+        """The limits as the child applies them (processes counted for ``uid``)."""
+        mine = sum(1 for p in Path("/proc").iterdir() if p.name.isdigit() and _owner(p) == uid)
+        return {
+            "memory": self.memory,
+            "file_size": self.file_size,
+            "processes": mine + self.processes,
+            "scratch_mb": self.scratch_mb,
+            "cpu_seconds": self.cpu_seconds,
+        }
+
+
+def _owner(proc_dir: Path) -> int | None:
+    try:
+        return proc_dir.stat().st_uid
+    except OSError:
+        return None
+
+
+def _pids_cgroup(maximum: int) -> Path | None:
+    """A new pids cgroup allowing ``maximum`` processes and threads; its folder, or None.
+
+    The kernel does not apply ``RLIMIT_NPROC`` to root, so when grading as root
+    only a cgroup stops a fork bomb. Tries cgroup v1's pids hierarchy, then v2.
+    """
+    for base in (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup")):
+        group = base / f"autograder-{os.getpid()}-{time.monotonic_ns()}"
+        try:
+            group.mkdir()
+        except OSError:
+            continue
+        try:
+            (group / "pids.max").write_text(str(maximum))
+            return group
+        except OSError:
+            group.rmdir()
+    return None
+
+
+# What of /etc the student's Python needs: the dynamic linker's cache, the
+# BLAS alternatives Debian's numpy links through, names for uids, time zones,
+# MIME types and a distribution Python's own settings. Nothing else of /etc (no
+# keys, no shadow file) is in the sandbox.
+ETC = (
+    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "timezone",
+    "passwd", "group", "nsswitch.conf", "mime.types", "fonts", "matplotlibrc",
+    "python3", "python3.11", "python3.12", "python3.13", "python3.14",
+)  # fmt: skip
+SANDBOX_UID = 65534  # "nobody": whom student code runs as when the grader is root
+
+
+def _ancestors(path: str) -> list[str]:
+    """The folders above ``path``, outermost first: ``/a/b/c`` -> ``/a``, ``/a/b``."""
+    parts = Path(path).parts[1:-1]
+    return ["/" + "/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def _python_paths() -> list[str]:
+    """The folders the student's Python needs: the interpreter, its prefixes, this package."""
+    return sorted(
+        {
+            sys.prefix,
+            sys.base_prefix,
+            os.path.dirname(os.path.realpath(sys.executable)),
+            str(Path(__file__).resolve().parents[1]),  # the autograder package: the zygote's code
+        }
+    )
+
+
+def _bwrap_command(as_root: bool) -> list[str]:
+    """bubblewrap's arguments for a read-only system with nothing of the course in it.
+
+    As root, bubblewrap makes no user namespace (root's would map only uid 0, so
+    nothing could drop to another uid) and keeps just the capabilities the
+    zygote needs to hand each student an unprivileged uid and to signal it.
+    """
+    command = ["bwrap", "--die-with-parent", "--new-session"]
+    if as_root:
+        command += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
+        command += ["--unshare-cgroup-try", "--cap-drop", "ALL"]
+        for capability in ("CAP_SETUID", "CAP_SETGID", "CAP_KILL"):
+            command += ["--cap-add", capability]
+    else:
+        command += ["--unshare-all"]
+    # The scratch tmpfs first: the binds below may live under /tmp (a clone there).
+    command += ["--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev"]
+    for path in ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32"):
+        if os.path.islink(path):
+            command += ["--symlink", os.readlink(path), path]
+        elif os.path.exists(path):
+            command += ["--ro-bind", path, path]
+    command += ["--perms", "0755", "--dir", "/etc"]
+    for name in ETC:
+        path = f"/etc/{name}"
+        if os.path.exists(path):
+            command += ["--ro-bind", path, path]
+    made = set()
+    for path in _python_paths():
+        if path.startswith(("/usr/", "/etc/")):
+            continue
+        for folder in _ancestors(path):  # bubblewrap would make them 0700: unreadable to nobody
+            if folder not in made and folder != "/tmp":
+                command += ["--perms", "0755", "--dir", folder]
+                made.add(folder)
+        command += ["--ro-bind", path, path]
+    command += ["--chdir", "/tmp"]
+    return command
+
+
+def _environment() -> dict[str, str]:
+    keep = ("LANG", "LC_ALL", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+    env = {k: v for k, v in os.environ.items() if k in keep}
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), "/usr/bin", "/bin"])
+    env.update(
+        HOME="/tmp",
+        IPYTHONDIR="/tmp/.ipython",
+        MPLCONFIGDIR="/tmp/.matplotlib",
+        OPENBLAS_NUM_THREADS="1",
+        OMP_NUM_THREADS="1",
+        PYTHONHASHSEED="0",
+    )
+    return env
+
+
+class Sandbox:
+    """A zygote that forks one isolated student process per submission."""
+
+    def __init__(
+        self, use_bwrap: bool = True, start_timeout: float = 120, warm_up: str = ""
+    ) -> None:
+        self.unprotected = []
+        self.warm_up = warm_up  # import statements the zygote preloads
+        if use_bwrap and not shutil.which("bwrap"):
+            self.unprotected.append("bubblewrap is not installed")
+            use_bwrap = False
+        self.uid = None  # student code runs as the grader's own user
+        if use_bwrap:
+            as_root = os.geteuid() == 0
+            try:
+                self._start(_bwrap_command(as_root), start_timeout)
+                self.uid = SANDBOX_UID if as_root else None
+                return
+            except RuntimeError as why:
+                self.unprotected.append(f"bubblewrap did not start ({why})")
+        self.unprotected.append("no filesystem sandbox: student code can read what the grader can")
+        self._start([], start_timeout)
+
+    def _start(self, prefix: list[str], start_timeout: float) -> None:
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        package = Path(__file__).resolve().parents[1]  # autograder/
+        boot = (
+            f"import sys; sys.path.insert(0, {str(package.parent)!r}); "
+            f"from {ZYGOTE}; "
+            f"zygote({child.fileno()}, sys.path[0], {self.warm_up!r})"
+        )
+        # The package is imported from the folder bound into the sandbox, however
+        # it was installed; -I keeps the environment and the working folder out.
+        command = [*prefix, sys.executable, "-I", "-c", boot]
+        self.cgroup = _pids_cgroup(Limits.processes + PROCESS_SLACK)
+        if self.cgroup is None and os.getuid() == 0:
+            self.unprotected.append(
+                "process limit: grading as root with no pids cgroup to join (RLIMIT_NPROC "
+                "does not bind root); run as another user or give the grader a cgroup"
+            )
+        procs = str(self.cgroup / "cgroup.procs") if self.cgroup else None
+        self.process = subprocess.Popen(
+            command,
+            pass_fds=[child.fileno()],
+            env=_environment(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            # Join the cgroup before exec, so nothing the sandbox starts escapes it.
+            preexec_fn=(lambda: Path(procs).write_text(str(os.getpid()))) if procs else None,
+        )
+        child.close()
+        self.control = parent
+        self.control.settimeout(start_timeout)
+        try:
+            ready = json.loads(self.control.recv(4096) or b"{}")
+        except (OSError, ValueError):
+            ready = {}
+        if not ready.get("ready"):
+            self.process.kill()
+            self.process.wait()
+            _remove_cgroup(self.cgroup)
+            assert self.process.stderr is not None
+            detail = self.process.stderr.read().decode(errors="replace").strip()[-500:]
+            self.control.close()
+            raise RuntimeError(detail or "no reason given")
+        self.control.settimeout(None)
+
+    def spawn(self, files: dict[str, str], limits: Limits, timeout: float = 30) -> Student:
+        """A fresh, isolated student process, with ``files`` ({name: text}) in its scratch."""
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        uid = os.getuid() if self.uid is None else self.uid
+        message = {
+            "op": "spawn",
+            "files": files,
+            "limits": limits.for_child(uid),
+            "uid": self.uid,
+            "keep": [p for p in _python_paths() if p == "/tmp" or p.startswith("/tmp/")],
+        }
+        socket.send_fds(self.control, [json.dumps(message).encode()], [theirs.fileno()])
+        theirs.close()
+        mine.settimeout(timeout)
+        try:
+            hello = wire.receive(mine)
+        except (OSError, EOFError, wire.WireError) as error:
+            mine.close()
+            raise StudentGone(f"the student process did not start: {error}") from None
+        return Student(self, mine, int(hello["pid"]), list(hello.get("unprotected", [])))
+
+    def signal(self, pid: int, number: int) -> None:
+        """Have the zygote send signal ``number`` to its child ``pid``."""
+        try:
+            self.control.send(json.dumps({"op": "signal", "pid": pid, "signal": number}).encode())
+        except OSError:
+            pass
+
+    def alive(self) -> bool:
+        """Is the zygote still running?"""
+        return self.process.poll() is None
+
+    def close(self) -> None:
+        """Stop the zygote and everything it started."""
+        self.control.close()
+        if self.alive():
+            self.process.kill()
+        self.process.wait()
+        if self.process.stderr is not None:
+            self.process.stderr.close()
+        _remove_cgroup(self.cgroup)
+
+
+def _remove_cgroup(group: Path | None, wait: float = 2.0) -> None:
+    """Remove a pids cgroup once the processes in it are gone."""
+    deadline = time.monotonic() + wait
+    while group is not None:
+        try:
+            group.rmdir()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.05)
+
+
+@dataclass
+class Student:
+    """One submission's sandboxed process; every request has a deadline."""
+
+    sandbox: Sandbox
+    sock: socket.socket
+    pid: int
+    unprotected: list = field(default_factory=list)
+    dead: bool = False
+    sent: int = 0  # requests so far; each reply must carry its request's number
+
+    def _reply(self, number: int) -> dict[str, Any]:
+        reply = wire.receive(self.sock)
+        if reply.get("id") != number:
+            raise wire.WireError(f"a reply to request {reply.get('id')!r}, not {number}")
+        return reply
+
+    def request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """Send ``message`` and wait up to ``timeout`` seconds for the reply.
+
+        On timeout the student's code is interrupted (KeyboardInterrupt); if it
+        does not stop within a few seconds its process is killed. A reply that
+        does not answer this request (a forged or stale frame) is ``Tampered``.
+        """
+        if self.dead:
+            raise StudentGone("the student process is gone")
+        self.sent += 1
+        try:
+            wire.send(self.sock, {**message, "id": self.sent})
+            self.sock.settimeout(max(timeout, 0.01))
+            return self._reply(self.sent)
+        except TimeoutError:
+            self.sandbox.signal(self.pid, signal.SIGINT)
+            try:
+                self.sock.settimeout(GRACE)
+                reply = self._reply(self.sent)
+            except (TimeoutError, EOFError, OSError, wire.WireError):
+                self.kill()
+                raise CellTimeout() from None
+            raise CellTimeout(reply) from None
+        except (EOFError, OSError) as error:
+            self.dead = True
+            raise StudentGone(str(error) or "the student process exited") from None
+        except wire.WireError as error:
+            self.kill()
+            raise Tampered(str(error)) from None
+
+    def kill(self) -> None:
+        """Kill the student's process (and with it everything it started)."""
+        if not self.dead:
+            self.sandbox.signal(self.pid, signal.SIGKILL)
+            self.dead = True
+
+    def close(self) -> None:
+        """Say goodbye, then make sure the process is gone."""
+        if not self.dead:
+            try:
+                self.sock.settimeout(1)
+                wire.send(self.sock, {"op": "bye"})
+            except OSError:
+                pass
+            time.sleep(0)  # let it exit on its own before the kill below
+        self.kill()
+        self.sock.close()
+
+
+def die_with_parent(parent_pid: int | None) -> None:
+    """Have the kernel kill this process when ``parent_pid`` dies, however it dies.
+
+    Otherwise a grader stopped by SIGKILL (or the OOM killer) would leave its
+    workers, and their sandboxes, waiting forever for work.
+    """
+    try:
+        c_library().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        return  # not Linux: the worker still exits when the pool's pipe closes
+    if parent_pid is not None and os.getppid() != parent_pid:  # it died before the prctl
+        os._exit(1)

@@ -1,0 +1,173 @@
+"""The data-only wire between the trusted grader and a student's sandboxed process.
+
+Frames are an 8-byte big-endian length and a JSON body. Values cross as tagged
+JSON: ``None``, bools, ints, floats and strings as themselves; tuples, lists and
+dicts tagged so their types survive; numpy arrays and scalars as ``.npy`` bytes
+read back with ``allow_pickle=False``. Nothing that crosses can run code on the
+receiving side: no pickle, no object arrays, bounded size and depth.
+
+Bytes alone do not bound what a value costs once decoded: an array of a
+zero-size dtype (``V0``, ``S0``) can claim any shape in a few bytes, and a
+JSON list of small numbers is a large Python list. So a decoded value's
+elements are counted (:data:`MAX_ELEMENTS` over the whole value), arrays must
+have a plain dtype with a non-zero item size, and nesting is bounded.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import socket
+import struct
+from typing import Any
+
+import numpy as np
+
+MAX_FRAME = 16 * 2**20  # bytes; a student's answer is a few small arrays
+MAX_VALUE = 8 * 2**20  # bytes of array data one encoded value may hold
+MAX_DEPTH = 20  # nesting of lists and tuples in a value
+MAX_ELEMENTS = 2**22  # array elements and container items in one decoded value
+PLAIN_KINDS = "biufcSUMm"  # bool, ints, floats, complex, bytes, str, datetimes
+
+
+class WireError(Exception):
+    """The other side sent something that is not a well-formed message."""
+
+
+class Unencodable(TypeError):
+    """A value that cannot cross the wire (a function, an object, an object array)."""
+
+
+def _npy(array: np.ndarray) -> str:
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=False)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _plain(dtype: np.dtype) -> bool:
+    """Is ``dtype`` one whose elements each cost bytes on the wire?"""
+    return (
+        dtype.kind in PLAIN_KINDS
+        and dtype.fields is None
+        and dtype.subdtype is None
+        and dtype.itemsize > 0
+    )
+
+
+class _Counter:
+    """Elements decoded (or encoded) so far in one value, against :data:`MAX_ELEMENTS`."""
+
+    def __init__(self, error: type[Exception]) -> None:
+        self.count, self.error = 0, error
+
+    def add(self, n: int) -> None:
+        self.count += n
+        if self.count > MAX_ELEMENTS:
+            raise self.error(f"a value of more than {MAX_ELEMENTS:,} elements")
+
+
+def _from_npy(text: str, counter: _Counter) -> np.ndarray:
+    array = np.load(io.BytesIO(base64.b64decode(text)), allow_pickle=False)
+    if not _plain(array.dtype):
+        raise WireError(f"an array of dtype {array.dtype}, which is not plain data")
+    counter.add(array.size)
+    return array
+
+
+def encode(value: Any, depth: int = 0, counter: _Counter | None = None) -> Any:
+    """A JSON-able form of ``value``; raises Unencodable for what cannot cross."""
+    counter = counter or _Counter(Unencodable)
+    if depth > MAX_DEPTH:
+        raise Unencodable("nested too deeply")
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (np.ndarray, np.generic)):
+        array = np.asarray(value)
+        if array.dtype.hasobject:
+            raise Unencodable("an array of Python objects")
+        if not _plain(array.dtype):
+            raise Unencodable(f"an array of dtype {array.dtype}")
+        if array.nbytes > MAX_VALUE:
+            raise Unencodable(f"an array of {array.nbytes:,} bytes, over {MAX_VALUE:,}")
+        counter.add(array.size)
+        return {"t": "nd" if isinstance(value, np.ndarray) else "np", "v": _npy(array)}
+    if isinstance(value, complex):
+        return {"t": "complex", "v": [value.real, value.imag]}
+    if isinstance(value, (tuple, list)):
+        counter.add(len(value))
+        kind = "tuple" if isinstance(value, tuple) else "list"
+        return {"t": kind, "v": [encode(item, depth + 1, counter) for item in value]}
+    if isinstance(value, dict):
+        counter.add(len(value))
+        return {
+            "t": "dict",
+            "v": [
+                [encode(k, depth + 1, counter), encode(v, depth + 1, counter)]
+                for k, v in value.items()
+            ],
+        }
+    raise Unencodable(type(value).__name__)
+
+
+def decode(data: Any, depth: int = 0, counter: _Counter | None = None) -> Any:
+    """The value ``encode`` made ``data`` from; raises WireError on anything else."""
+    counter = counter or _Counter(WireError)
+    if depth > MAX_DEPTH:
+        raise WireError("value nested too deeply")
+    if data is None or isinstance(data, (bool, int, float, str)):
+        return data
+    if not isinstance(data, dict) or "t" not in data or "v" not in data:
+        raise WireError(f"not a value: {str(data)[:80]}")
+    kind, body = data["t"], data["v"]
+    try:
+        if kind == "nd":
+            return _from_npy(body, counter)
+        if kind == "np":
+            return _from_npy(body, counter)[()]
+        if kind == "complex":
+            return complex(float(body[0]), float(body[1]))
+        if kind in ("tuple", "list", "dict"):
+            counter.add(len(body))
+        if kind == "tuple":
+            return tuple(decode(item, depth + 1, counter) for item in body)
+        if kind == "list":
+            return [decode(item, depth + 1, counter) for item in body]
+        if kind == "dict":
+            return {decode(k, depth + 1, counter): decode(v, depth + 1, counter) for k, v in body}
+    except WireError:
+        raise
+    except Exception as error:  # malformed npy, wrong shapes of lists, unhashable keys
+        raise WireError(f"malformed {kind}: {error}") from None
+    raise WireError(f"unknown value kind {kind!r}")
+
+
+def send(sock: socket.socket, message: dict[str, Any]) -> None:
+    """Send one message (a JSON-able dict) as a frame."""
+    body = json.dumps(message, allow_nan=True).encode()
+    sock.sendall(struct.pack(">Q", len(body)) + body)
+
+
+def _exactly(sock: socket.socket, size: int) -> bytes:
+    chunks, remaining = [], size
+    while remaining:
+        chunk = sock.recv(min(remaining, 2**20))
+        if not chunk:
+            raise EOFError("the other side closed the connection")
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def receive(sock: socket.socket) -> dict[str, Any]:
+    """Read one frame; a dict. EOFError when the other side is gone, WireError on garbage."""
+    (size,) = struct.unpack(">Q", _exactly(sock, 8))
+    if size > MAX_FRAME:
+        raise WireError(f"a frame of {size} bytes is over the limit of {MAX_FRAME}")
+    try:
+        message = json.loads(_exactly(sock, size))
+    except (ValueError, RecursionError) as error:
+        raise WireError(f"not JSON: {error}") from None
+    if not isinstance(message, dict):
+        raise WireError("a frame that is not a message")
+    return message

@@ -1,0 +1,1 @@
+"""Course tools built on the pipeline: generate, corpus, stock comparison, check."""

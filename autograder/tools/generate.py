@@ -1,0 +1,120 @@
+"""Regenerate everything derived from the source notebook.
+
+``python -m autograder generate`` rebuilds, from ``source/``:
+
+- ``release/``: the student notebook, by stock ``nbgrader generate_assignment``;
+- ``solutions/``: the solved notebook, by stock ``nbgrader generate_solution``
+  (executed, outputs kept), then normalised so it is byte-for-byte the same on
+  every run;
+- ``samples/class/``: the sample class, one submission per student of
+  ``samples/roster.toml``, each the release with answers from the corpus.
+
+nbgrader runs in a scratch copy of the course, so regenerating never touches
+the TA's gradebook. The drift test calls :func:`generate` into a temporary
+folder and compares the result with what is committed.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from ..pipeline import notebook
+from ..pipeline.course import ROOT, Assignment, find_assignment
+from .corpus import CORPUS, load_corpus
+from .nbgrader_cli import run_nbgrader, scratch_course
+
+SAMPLE_ROSTER = Path("samples") / "roster.toml"
+SAMPLE_CLASS = Path("samples") / "class"
+
+
+def normalise_solution(nb: Any, source_nb: Any) -> Any:
+    """Make an executed solution notebook reproducible and readable.
+
+    Keeps the source's notebook metadata (the kernelspec, not the Python
+    version that happened to run it) and drops the solution markers, which
+    only mean something to nbgrader.
+    """
+    nb.metadata = source_nb.metadata
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
+        if notebook.is_answer(cell):
+            cell.source = notebook.strip_solution_markers(cell.source)
+    return nb
+
+
+def roster(root: Path) -> dict[str, Any]:
+    """The sample class's roster (``samples/roster.toml``), or {} if the course has none."""
+    path = root / SAMPLE_ROSTER
+    return tomllib.loads(path.read_text()) if path.is_file() else {}
+
+
+def sample_class(root: Path, release_nb: Any, solution_nb: Any) -> dict[str, Any]:
+    """``{student_id: notebook}`` for the sample class in ``samples/roster.toml``.
+
+    Each student's entry names answer sets of the corpus; an answer cell that no
+    set fills keeps the solution, except for ``blank`` students, whose cells
+    keep the release's stubs. A student listed with ``stop_after`` leaves every
+    answer cell after that one as a stub.
+    """
+    listed = roster(root)
+    entries = load_corpus(root / CORPUS / listed["assignment"])
+    solutions = notebook.answers(solution_nb)
+    stubs = notebook.answers(release_nb)
+    order = list(stubs)
+    class_ = {}
+    for student_id, spec in listed["students"].items():
+        if spec.get("blank"):
+            answers = dict(stubs)
+        else:
+            answers = dict(solutions)
+            for name in spec.get("answers", []):
+                answers.update(entries[name].cells)
+        if "stop_after" in spec:
+            for later in order[order.index(spec["stop_after"]) + 1 :]:
+                answers[later] = stubs[later]
+        class_[student_id] = notebook.fill(release_nb, answers)
+    return class_
+
+
+def generate(assignment: Assignment, out: Path) -> None:
+    """Build the assignment's release and solutions (and the sample class) into ``out``."""
+    root, out = assignment.root, Path(out)
+    with tempfile.TemporaryDirectory(prefix="course-") as scratch:
+        scratch_path = Path(scratch)
+        scratch_course(root, scratch_path)
+        run_nbgrader(scratch_path, "generate_assignment", assignment.id, "--force")
+        run_nbgrader(scratch_path, "generate_solution", assignment.id, "--force")
+        for kind in (assignment.release_dir, assignment.solution_dir):
+            relative = kind.relative_to(root)
+            target = out / relative
+            if target.exists():
+                shutil.rmtree(target)
+            shutil.copytree(scratch_path / relative, target)
+    for name in assignment.notebooks:
+        solution = out / assignment.solution(name).relative_to(root)
+        source_nb = notebook.read(assignment.source(name))
+        notebook.write(normalise_solution(notebook.read(solution), source_nb), solution)
+    if roster(root).get("assignment") == assignment.id and len(assignment.notebooks) == 1:
+        name = assignment.notebooks[0]
+        release_nb = notebook.read(out / assignment.release(name).relative_to(root))
+        solution_nb = notebook.read(out / assignment.solution(name).relative_to(root))
+        target = out / SAMPLE_CLASS
+        if target.exists():
+            shutil.rmtree(target)
+        for student_id, nb in sample_class(root, release_nb, solution_nb).items():
+            notebook.write(nb, target / assignment.submission_path(student_id, name))
+
+
+def main(*, assignment: str | None = None, course: Path | str = ROOT) -> int:
+    """Regenerate the assignment's generated files in place."""
+    chosen = find_assignment(course, assignment)
+    generate(chosen, chosen.root)
+    for path in (chosen.release_dir, chosen.solution_dir):
+        print(f"regenerated {path.relative_to(chosen.root)}")
+    if roster(chosen.root).get("assignment") == chosen.id:
+        print(f"regenerated {SAMPLE_CLASS}")
+    return 0

@@ -1,0 +1,113 @@
+"""Stock ``nbgrader autograde``, run in scratch copies of the course.
+
+This is the reference every score of ours is compared with: the answer-corpus
+tests grade with it, and the benchmark times it. Submissions are split over
+``jobs`` scratch courses that grade side by side, each with its own gradebook,
+so the real course's gradebook is never touched.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nbgrader.api import Gradebook
+
+from ..pipeline import notebook, score
+from ..pipeline.course import Assignment, find_assignment
+from .nbgrader_cli import run_nbgrader, scratch_course
+
+
+@dataclass
+class StockResult:
+    """What stock nbgrader made of one submission.
+
+    points: ``{column: points earned}`` for every autograded test cell.
+    max_points: ``{column: points possible}``.
+    messages: ``{column: "ErrorName: message"}`` for every failing test cell.
+    """
+
+    points: dict[str, float]
+    max_points: dict[str, float]
+    messages: dict[str, str]
+
+    @property
+    def score(self) -> float:
+        """Total autograded points earned."""
+        return sum(self.points.values())
+
+
+def prepare_course(assignment: Assignment, into: Path) -> Assignment:
+    """A scratch copy of the course in ``into``: config, source, a fresh gradebook."""
+    scratch_course(assignment.root, into)
+    run_nbgrader(into, "generate_assignment", assignment.id, "--force")
+    return find_assignment(into, assignment.id)
+
+
+def _grade_batch(
+    assignment: Assignment, batch: dict[str, dict[str, Any]]
+) -> dict[str, StockResult]:
+    columns = notebook.Columns(
+        {n: notebook.read(assignment.source(n)) for n in assignment.notebooks}
+    )
+    submitted = assignment.root / assignment.coursedir.submitted_directory
+    for student_id, notebooks in batch.items():
+        for name, nb in notebooks.items():
+            notebook.write(nb, submitted / assignment.submission_path(student_id, name))
+    run_nbgrader(assignment.root, "autograde", assignment.id, "--force")
+    results = {}
+    with Gradebook(assignment.coursedir.db_url, course_id="") as gb:
+        for student_id, notebooks in batch.items():
+            result = StockResult({}, {}, {})
+            for name in notebooks:
+                graded = gb.find_submission_notebook(Path(name).stem, assignment.id, student_id)
+                executed = notebook.read(assignment.autograded(student_id, name))
+                tests = {notebook.grade_id(c) for c in executed.cells if notebook.is_test(c)}
+                for grade in graded.grades:
+                    if grade.name in tests:
+                        column = columns.of[(name, grade.name)]
+                        result.points[column] = grade.score
+                        result.max_points[column] = grade.max_score
+                result.messages.update(columns.keyed(name, score.messages(executed)))
+            results[student_id] = result
+    return results
+
+
+def autograde(
+    submissions: dict[str, Any], jobs: int = 2, assignment: Assignment | None = None
+) -> dict[str, StockResult]:
+    """Grade ``{key: notebook}`` (or ``{key: {notebook name: notebook}}``) with stock nbgrader.
+
+    Keys may be any strings: each submission is graded under a neutral student
+    id. jobs: how many scratch courses grade side by side (each runs its
+    students one after another, as ``nbgrader autograde`` does). assignment:
+    the course's only one by default. Returns ``{key: StockResult}``.
+    """
+    assignment = assignment or find_assignment()
+    keys = {f"s{number:04d}": key for number, key in enumerate(sorted(submissions))}
+    by_student = {}
+    for student, key in keys.items():
+        given = submissions[key]
+        single = isinstance(given, dict) and "cells" in given
+        by_student[student] = {assignment.notebooks[0]: given} if single else dict(given)
+    with tempfile.TemporaryDirectory(prefix="stock-") as scratch:
+        scratch_path = Path(scratch)
+        template = scratch_path / "template"
+        prepare_course(assignment, template)
+        ids = sorted(by_student)
+        batches = [ids[i::jobs] for i in range(jobs) if ids[i::jobs]]
+        courses = []
+        for number, _ in enumerate(batches):
+            folder = scratch_path / f"course-{number}"
+            shutil.copytree(template, folder)
+            courses.append(find_assignment(folder, assignment.id))
+        with ThreadPoolExecutor(len(batches)) as pool:
+            parts = pool.map(
+                lambda pair: _grade_batch(pair[0], {s: by_student[s] for s in pair[1]}),
+                zip(courses, batches),
+            )
+            return {keys[student]: result for part in parts for student, result in part.items()}

@@ -1,0 +1,142 @@
+"""Does the execute stage run student cells there and test cells here, as it promises?
+
+A fake student process answers the grader's requests in this process, so each
+rule of execution is checked on a notebook of a few cells built in the test.
+"""
+
+import contextlib
+import io
+
+import nbformat
+import pytest
+
+from autograder.pipeline import execute
+from autograder.pipeline.errors import Status
+from autograder.sandbox import CellTimeout, wire
+from autograder.sandbox.outputs import MAX_CELL_OUTPUTS
+
+
+class FakeStudent:
+    """A student process stand-in: runs cells in a dict, answers lookups and calls."""
+
+    def __init__(self, slow_names=()):
+        self.namespace: dict = {}
+        self.dead, self.unprotected, self.slow_names = False, [], set(slow_names)
+        self.requests: list[dict] = []
+
+    def request(self, message, timeout):
+        self.requests.append(message)
+        op = message["op"]
+        if op == "run":
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                exec(message["source"], self.namespace)
+            text = out.getvalue()
+            return {"outputs": [{"output_type": "stream", "name": "stdout", "text": text}]}
+        if op == "lookup":
+            if message["name"] not in self.namespace:
+                return {"kind": "missing"}
+            value = self.namespace[message["name"]]
+            if callable(value):
+                return {"kind": "callable"}
+            return {"kind": "value", "value": wire.encode(value)}
+        if message["name"] in self.slow_names:
+            raise CellTimeout()
+        args = [wire.decode(a) for a in message["args"]]
+        result = self.namespace[message["name"]](*args)
+        return {"ok": True, "result": wire.encode(result), "args": message["args"]}
+
+
+def code(source, grade_id=None, points=0, kind=None):
+    """A code cell; kind: "answer", "test" or "locked"."""
+    meta = {}
+    if kind:
+        meta = {
+            "grade": kind == "test",
+            "solution": kind == "answer",
+            "locked": kind != "answer",
+            "grade_id": grade_id,
+            "points": points,
+            "schema_version": 3,
+        }
+    return nbformat.v4.new_code_cell(source, metadata={"nbgrader": meta} if meta else {})
+
+
+def notebook(*cells):
+    return nbformat.v4.new_notebook(cells=list(cells))
+
+
+def run(nb, student=None, allowed=frozenset({"double", "x"})):
+    student = student or FakeStudent()
+    status, detail = execute.execute(nb, student, 5, 30, allowed)
+    return student, status, detail
+
+
+def test_test_cells_run_here_and_find_student_functions():
+    """Does a test cell run in the grader and call the student's function by proxy?"""
+    nb = notebook(
+        code("def double(v):\n    return 2 * v", "double", kind="answer"),
+        code("assert double(3) == 6\nprint('ok')", "test_double", 1, kind="test"),
+    )
+    student, status, _ = run(nb)
+    assert status == Status.OK
+    assert nb.cells[1].outputs[0]["text"] == "ok\n"
+    ops = [r["op"] for r in student.requests]
+    assert ops == ["run", "lookup", "call"]  # the test's code itself never reached the student
+
+
+def test_instructor_names_never_come_from_the_student():
+    """Is a name outside the allowed set a NameError, even if the student defines it?"""
+    nb = notebook(
+        code("def reference(v):\n    return 0", "double", kind="answer"),
+        code("assert reference(3) == 0", "test_double", 1, kind="test"),
+    )
+    _, status, _ = run(nb)
+    (error,) = nb.cells[1].outputs
+    assert status == Status.OK and error["ename"] == "NameError"
+
+
+def test_student_keyboard_interrupt_is_an_error_not_a_timeout():
+    """Does a KeyboardInterrupt the student's function raises fail the test, not time out?"""
+    student = FakeStudent()
+    student.namespace["double"] = lambda v: 2 * v
+    nb = notebook(code("assert double(1) == 2", "test_double", 1, kind="test"))
+    original = student.request
+
+    def interrupting(message, timeout):
+        if message["op"] == "call":
+            return {"ok": False, "ename": "KeyboardInterrupt", "evalue": "", "args": []}
+        return original(message, timeout)
+
+    student.request = interrupting
+    _, status, _ = run(nb, student)
+    assert status == Status.OK and nb.cells[0].outputs[0]["ename"] == "KeyboardInterrupt"
+
+
+def test_a_cell_past_its_time_is_a_timeout():
+    """Does a call past the cell's time limit end the cell as a timeout, and name it?"""
+    student = FakeStudent(slow_names={"double"})
+    student.namespace["double"] = lambda v: v
+    nb = notebook(code("double(1)", "test_double", 1, kind="test"))
+    _, status, detail = run(nb, student)
+    assert status == Status.TIMEOUT and "test_double" in detail
+
+
+@pytest.mark.parametrize("count", [MAX_CELL_OUTPUTS + 50])
+def test_outputs_are_capped_here_too(count):
+    """Does the grader cut a reply with too many outputs, and say so?"""
+    reply = {"outputs": [{"output_type": "stream", "name": "stdout", "text": "x"}] * count}
+    outputs = execute._student_outputs(reply, execute.GraderBudget())
+    assert len(outputs) <= MAX_CELL_OUTPUTS + 2  # the student's note, and the grader's
+    assert "the grader cut" in outputs[-1]["text"]
+
+
+def test_student_names_of_a_small_notebook():
+    """Are answers and free cells' names allowed, and instructor cells' names not?"""
+    nb = notebook(
+        code("import numpy as np\ndef helper(): pass", "setup", kind="locked"),
+        code("x = 1"),
+        code("def double(v):\n    return 2 * v", "double", kind="answer"),
+        code("def reference(v): pass\nx = 2", "test_double", 1, kind="test"),
+    )
+    assert execute.student_names(nb) == {"double"}

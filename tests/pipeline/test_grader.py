@@ -1,0 +1,367 @@
+"""Does ``python -m autograder grade`` survive a hostile class and agree with stock nbgrader?
+
+One class is graded once: every answer set of the corpus, every hostile case of
+tests/hostile.py, an honest student and a victim whose files the cheats try to
+reach. A local socket listens for anything a submission sends.
+"""
+
+import hashlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbgrader.api import Gradebook
+
+from autograder.pipeline import report
+from autograder.sandbox import Limits
+from autograder.sandbox.launcher import PROCESS_SLACK, ZYGOTE
+from autograder.tools import corpus
+from autograder.tools.nbgrader_cli import scratch_course
+
+from .. import hostile
+from .. import lab as course
+
+pytestmark = pytest.mark.slow
+
+CORPUS = corpus.load_corpus(course.ROOT / course.CORPUS)
+# corpus names hold a slash; as student ids they are e.g. corpus--mistakes--no_scale
+CORPUS_IDS = {f"corpus--{name.replace('/', '--')}": name for name in CORPUS}
+
+
+def tree_hash(folder, skip=()):
+    """``{relative path: sha256}`` of every file below ``folder``."""
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(Path(folder).rglob("*"))
+        if p.is_file() and not any(part in skip for part in p.relative_to(folder).parts)
+    }
+
+
+class Listener:
+    """A TCP server on the loopback that records whatever reaches it."""
+
+    def __init__(self):
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.server.settimeout(0.2)
+        self.port = self.server.getsockname()[1]
+        self.heard, self.running = [], True
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while self.running:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(1)
+                try:
+                    self.heard.append(conn.recv(1024) or b"<connected>")
+                except OSError:
+                    self.heard.append(b"<connected>")
+
+    def stop(self):
+        self.running = False
+        self.thread.join()
+        self.server.close()
+
+
+grade = course.grade_command
+
+
+@pytest.fixture(scope="module")
+def graded_class(tmp_path_factory, release_nb, solution_nb):
+    """The whole class graded once: rows, the command's output, and what changed around it."""
+    base = tmp_path_factory.mktemp("class")
+    course_dir = scratch_course(course.ROOT, base / "course", release=True)
+    submissions, out = base / "submissions", base / "grades"
+    listener = Listener()
+    context = {"course": course_dir, "out": out, "submissions": submissions, "port": listener.port}
+    hostile.build_class(submissions, release_nb, solution_nb, context)
+    for student_id, name in CORPUS_IDS.items():
+        nb = corpus.build({name: CORPUS[name]}, release_nb, solution_nb)[name]
+        path = submissions / course.submission_path(student_id)
+        path.parent.mkdir(parents=True)
+        path.write_text(nbformat.writes(nb))
+    ids = sorted(p.name for p in submissions.iterdir())
+    Path("/tmp/pwned").unlink(missing_ok=True)
+    watched = ("source", "release", *course.CONFIG_FILES)
+    before = {
+        "course": {k: v for k, v in tree_hash(course_dir).items() if k.split("/")[0] in watched},
+        "submissions": tree_hash(submissions),
+    }
+    done = grade(submissions, course_dir, out, "--timeout", "3")
+    listener.stop()
+    after = {
+        "course": {k: v for k, v in tree_hash(course_dir).items() if k.split("/")[0] in watched},
+        "submissions": tree_hash(submissions),
+    }
+    rows = {row["student_id"]: row for row in report.read_csv(out / "grades.csv")}
+    return {
+        "done": done, "rows": rows, "before": before, "after": after, "heard": listener.heard,
+        "course": course_dir, "out": out, "submissions": submissions, "ids": ids,
+    }  # fmt: skip
+
+
+def test_every_submission_gets_a_row(graded_class):
+    """Does the batch finish with exit 0 and one row per submission, whatever they held?"""
+    done, rows = graded_class["done"], graded_class["rows"]
+    assert done.returncode == 0, done.stderr[-3000:]
+    expected = set(graded_class["ids"])
+    assert set(hostile.CASES) | {"honest", "victim"} | set(CORPUS_IDS) <= expected
+    assert set(rows) == expected
+
+
+def test_csv_follows_the_contract(graded_class, source_nb):
+    """Is the CSV's header the contract's, then one column per graded cell?"""
+    header = (graded_class["out"] / "grades.csv").read_text().splitlines()[0].split(",")
+    graded = [
+        c.metadata.nbgrader["grade_id"]
+        for c in source_nb.cells
+        if c.metadata.get("nbgrader", {}).get("grade")
+    ]
+    assert header == ["student_id", "score", "max_score", "status", *graded]
+
+
+@pytest.mark.parametrize("student_id", sorted(CORPUS_IDS))
+def test_scores_equal_stock_nbgrader(graded_class, stock_graded, student_id):
+    """Does every test cell get exactly the points stock nbgrader autograde gives it?"""
+    row, stock = graded_class["rows"][student_id], stock_graded[CORPUS_IDS[student_id]]
+    assert row["status"] == "ok"
+    ours = {test: float(row[test]) for test in stock.points}
+    assert ours == stock.points
+
+
+def _score(row):
+    return float(row["score"])
+
+
+@pytest.mark.parametrize("student_id", sorted(hostile.CASES))
+def test_hostile_submission(graded_class, student_id):
+    """Does this hostile submission get the status and the score it deserves?"""
+    case, rows = hostile.CASES[student_id], graded_class["rows"]
+    row = rows[student_id]
+    if case.status != "any":
+        assert row["status"] == case.status, f"{case.what}: {row}"
+    honest = _score(rows["honest"])
+    if case.score == "zero":
+        assert _score(row) == 0, case.what
+    elif case.score == "as_solution":
+        assert _score(row) == honest, f"{case.what}: {row}"
+    elif case.score == "partial":
+        assert 0 < _score(row) < honest, f"{case.what}: {row}"
+    elif case.score == "no_more_than_wrong":
+        assert _score(row) <= _score(rows["honest_wrong"]), f"{case.what}: {row}"
+    elif case.score == "no_more_than_baseline":
+        assert _score(row) <= _score(rows[f"{student_id}--baseline"]), f"{case.what}: {row}"
+    elif case.score == "as_baseline":
+        baseline = rows[f"{student_id}--baseline"]
+        points = {k: v for k, v in row.items() if k.startswith("test_")}
+        assert points == {k: v for k, v in baseline.items() if k.startswith("test_")}, case.what
+    else:
+        raise AssertionError(f"unknown expectation {case.score!r}")
+
+
+def test_cheats_gain_nothing(graded_class):
+    """Does no cheat score more than the same wrong answers handed in honestly?"""
+    rows = graded_class["rows"]
+    wrong = _score(rows["honest_wrong"])
+    assert wrong < _score(rows["honest"])
+    assert {k: _score(rows[k]) for k in hostile.CHEATS if _score(rows[k]) > wrong} == {}
+
+
+def test_moved_cells_are_named(graded_class):
+    """Is a moved instructor cell reported as tampering, with the cell it moved?"""
+    for student_id, moved in [
+        ("moved_reference", "test_attention_weights_values"),
+        ("moved_setup", "setup"),
+    ]:
+        assert graded_class["rows"][student_id]["status"] == "tampered"
+        page = (graded_class["out"] / "feedback" / f"{student_id}.html").read_text()
+        assert f"moved cells {moved}" in page.lower() and "the source's order" in page
+
+
+def test_own_interrupt_is_not_a_timeout(graded_class):
+    """Is a KeyboardInterrupt the student raised reported as such, not as a timeout?"""
+    page = (graded_class["out"] / "feedback" / "raises_interrupt.html").read_text()
+    assert "KeyboardInterrupt" in page and "Grading note" not in page
+
+
+def _mib(path):
+    return path.stat().st_size / 2**20
+
+
+@pytest.mark.parametrize("student_id", sorted(hostile.FLOODS))
+def test_floods_are_cut_to_size(graded_class, student_id):
+    """Do a flood's graded notebook and feedback page stay small, and say what was cut?"""
+    notebook_path = graded_class["course"] / "autograded" / course.submission_path(student_id)
+    page = graded_class["out"] / "feedback" / f"{student_id}.html"
+    assert _mib(notebook_path) < 12 and _mib(page) < 16
+    if student_id in ("flood_big_displays", "flood_many_displays"):
+        assert "the grader cut" in page.read_text()
+
+
+def test_grader_memory_is_bounded(graded_class):
+    """Whatever the class holds (floods included), does the grader's memory stay bounded?
+
+    The bound is the README's: the main process and each worker stay under 400 MiB.
+    """
+    line = next(line for line in graded_class["done"].stdout.splitlines() if "peak memory" in line)
+    main, worker = (int(word) for word in line.replace(",", " ").split() if word.isdigit())
+    assert main < 400 and worker < 400, line
+
+
+def test_nothing_outside_the_sandbox_changed(graded_class):
+    """Are the course's source, release, config and every submission byte-identical after?"""
+    assert graded_class["after"] == graded_class["before"]
+    assert not Path("/tmp/pwned").exists()
+
+
+def test_network_heard_nothing(graded_class):
+    """Did the listening socket on the loopback hear nothing from any submission?"""
+    assert graded_class["heard"] == []
+
+
+def test_no_student_process_outlives_grading(graded_class):
+    """Are all sandboxed processes (the forked sleepers included) gone after the run?"""
+    listing = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert ZYGOTE not in listing
+
+
+def test_process_storm_is_capped(graded_class):
+    """Did the fork storm stop at the process limit instead of filling the machine?"""
+    nb = nbformat.read(
+        graded_class["course"] / "autograded" / course.submission_path("fork_storm"), 4
+    )
+    printed = "".join(
+        o.get("text", "") for c in nb.cells if c.get("id") == "wrong_axis" for o in c.outputs
+    )
+    count = int(printed.split("processes:")[1].split()[0])
+    assert count <= Limits.processes + PROCESS_SLACK
+
+
+def test_feedback_page_for_everyone(graded_class):
+    """Has every student a feedback page, with a grading note when the status is not ok?"""
+    rows, out = graded_class["rows"], graded_class["out"]
+    for student_id, row in rows.items():
+        page = (out / "feedback" / f"{student_id}.html").read_text()
+        assert ("Grading note" in page) == (row["status"] != "ok"), student_id
+
+
+def test_feedback_hides_hidden_tests(graded_class):
+    """Does a feedback page show hidden tests' messages but never their code?"""
+    page = (graded_class["out"] / "feedback" / "corpus--mistakes--no_scale.html").read_text()
+    assert "_reference_weights" not in page and "BEGIN HIDDEN TESTS" not in page
+    assert "wrong values: the scores are not divided by sqrt(d_head)" in page
+
+
+def test_feedback_runs_no_student_script(graded_class):
+    """Is a student's HTML output kept in the feedback page, but without its script?"""
+    page = (graded_class["out"] / "feedback" / "html_script.html").read_text()
+    assert "<b>my worlds</b>" in page
+    assert "<script>document.title" not in page  # the source shows it escaped, as code
+
+
+def test_scores_land_in_the_gradebook(graded_class):
+    """Are the scores in the course's nbgrader gradebook, the manual answer left to a TA?"""
+    rows = graded_class["rows"]
+    with Gradebook(f"sqlite:///{graded_class['course'] / 'gradebook.db'}") as gb:
+        submissions = {s.student_id: s for s in gb.assignment_submissions(course.ASSIGNMENT.id)}
+        assert set(submissions) == set(rows)
+        honest = submissions["honest"]
+        assert honest.score == _score(rows["honest"])
+        assert honest.needs_manual_grade
+
+
+def test_rerun_skips_unchanged_and_regrades_changed(graded_class, tmp_path):
+    """Does a second run regrade only what changed, and --force everything?"""
+    subs = tmp_path / "subs"
+    for student_id in ("honest", "victim"):
+        shutil.copytree(graded_class["submissions"] / student_id, subs / student_id)
+    out = tmp_path / "out"
+    first = grade(subs, graded_class["course"], out)
+    assert first.returncode == 0 and "2 to grade" in first.stderr
+    again = grade(subs, graded_class["course"], out)
+    assert "0 to grade, 2 unchanged" in again.stderr
+    assert (out / "grades.csv").read_text().count("\n") == 3
+    changed = subs / course.submission_path("victim")
+    changed.write_bytes(changed.read_bytes().replace(b"return 3 * n_heads", b"return 2 * n_heads"))
+    third = grade(subs, graded_class["course"], out)
+    assert "1 to grade, 1 unchanged" in third.stderr
+    rows = {r["student_id"]: r for r in report.read_csv(out / "grades.csv")}
+    assert _score(rows["victim"]) < _score(rows["honest"])
+    forced = grade(subs, graded_class["course"], out, "--force")
+    assert "2 to grade" in forced.stderr
+    other_limits = grade(subs, graded_class["course"], out, "--timeout", "7")
+    assert "2 to grade, 0 unchanged" in other_limits.stderr  # graded with other limits before
+
+
+def _start_and_wait_for_first(graded_class, tmp_path):
+    """A run over honest, loop_at_top and victim, once honest is recorded: (process, subs, out)."""
+    subs = tmp_path / "subs"
+    for student_id in ("honest", "loop_at_top", "victim"):  # graded in this order with one job
+        shutil.copytree(graded_class["submissions"] / student_id, subs / student_id)
+    out = tmp_path / "out"
+    command = [
+        sys.executable, "-m", "autograder", "grade", str(subs), "--course",
+        str(graded_class["course"]), "--out", str(out), "--jobs", "1", "--timeout", "6",
+    ]  # fmt: skip
+    running = subprocess.Popen(
+        command, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    finished = out / ".state" / "honest.json"
+    deadline = time.monotonic() + 120
+    while not finished.exists() and running.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert finished.exists(), "the first student was never recorded"
+    time.sleep(1)  # into the looping student's six seconds
+    return running, subs, out
+
+
+def _no_grading_processes_left(subs):
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        listing = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+        if str(subs) not in listing and ZYGOTE not in listing:
+            return True
+        time.sleep(0.2)
+    return False
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
+def test_interrupted_run_keeps_what_was_graded(graded_class, tmp_path, how):
+    """Does Ctrl-C (or SIGTERM) stop at once, keep finished students, leave the rest for a rerun?"""
+    running, subs, out = _start_and_wait_for_first(graded_class, tmp_path)
+    if how == "ctrl-c":  # a terminal interrupts the whole foreground process group
+        os.killpg(running.pid, signal.SIGINT)
+    else:  # a scheduler or `timeout` signals the command only
+        running.terminate()
+    stopped_at = time.monotonic()
+    _, stderr = running.communicate(timeout=60)
+    assert time.monotonic() - stopped_at < 20
+    assert running.returncode == 130, stderr
+    assert "interrupted: 1 of 3 submission(s) graded and kept" in stderr
+    assert sorted(p.name for p in (out / ".state").iterdir()) == ["honest.json"]
+    assert _no_grading_processes_left(subs)
+    again = grade(subs, graded_class["course"], out, "--timeout", "6")  # the same limits
+    assert again.returncode == 0 and "2 to grade, 1 unchanged" in again.stderr
+    rows = {r["student_id"]: r for r in report.read_csv(out / "grades.csv")}
+    assert rows["loop_at_top"]["status"] == "timeout" and rows["victim"]["status"] == "ok"
+
+
+def test_killed_grader_leaves_no_process_behind(graded_class, tmp_path):
+    """If the main process is killed outright, do its workers and sandboxes die with it?"""
+    running, subs, out = _start_and_wait_for_first(graded_class, tmp_path)
+    running.kill()
+    running.communicate(timeout=60)
+    assert _no_grading_processes_left(subs)
+    assert sorted(p.name for p in (out / ".state").iterdir()) == ["honest.json"]

@@ -1,0 +1,93 @@
+"""Does sanitising refuse what nbgrader refuses, and catch cells moved or renamed?"""
+
+import copy
+
+import pytest
+from nbgrader.nbgraderformat import ValidationError
+from nbgrader.preprocessors import CheckCellMetadata
+
+from autograder.pipeline import execute, internals, notebook, sanitize
+
+
+def _breakages():
+    def drop_grade_id(meta):
+        del meta["grade_id"]
+
+    def empty_grade_id(meta):
+        meta["grade_id"] = ""
+
+    def drop_points(meta):
+        del meta["points"]
+
+    def points_as_text(meta):
+        meta["points"] = "lots"
+
+    def old_schema(meta):
+        meta["schema_version"] = 1
+
+    return [drop_grade_id, empty_grade_id, drop_points, points_as_text, old_schema]
+
+
+@pytest.mark.parametrize("breakage", _breakages(), ids=lambda f: f.__name__)
+def test_broken_cell_is_refused_after_valid_ones_passed(release_nb, breakage):
+    internals.CheckCellMetadataOnce().preprocess(copy.deepcopy(release_nb), {})  # remembers all
+    broken = copy.deepcopy(release_nb)
+    test_cell = next(c for c in broken.cells if notebook.is_test(c))
+    breakage(notebook.nbgrader_meta(test_cell))
+    with pytest.raises(Exception) as stock:
+        CheckCellMetadata().preprocess(copy.deepcopy(broken), {})
+    with pytest.raises(Exception) as ours:
+        internals.CheckCellMetadataOnce().preprocess(broken, {})
+    assert type(ours.value) is type(stock.value)
+
+
+def test_duplicate_grade_ids_are_refused_though_each_cell_passed(release_nb):
+    nb = copy.deepcopy(release_nb)
+    test_cell = next(c for c in nb.cells if notebook.is_test(c))
+    nb.cells.append(copy.deepcopy(test_cell))
+    with pytest.raises(ValidationError, match="Duplicate grade id"):
+        internals.CheckCellMetadataOnce().preprocess(nb, {})
+
+
+def test_names_a_student_may_supply(source_nb):
+    """May tests take answers and lab data from the student, but never an instructor's name?"""
+    allowed = execute.student_names(source_nb)
+    assert {
+        "attention_weights",
+        "multi_head",
+        "world_a",
+        "wrong_shape",
+        "x",
+        "lab_heads",
+    } <= allowed
+    for instructor in ("_reference_weights", "_diagnose_weights", "check_close", "quietly", "np"):
+        assert instructor not in allowed
+    assert "answers" not in allowed  # bound by a test cell too: it must come from the test
+
+
+def test_binds_sees_top_level_names_only():
+    """Are defs, imports and assignments counted, and names inside functions not?"""
+    source = (
+        "import numpy as np\nfrom a import b\nx, (y, z) = 1, (2, 3)\ndef f(q):\n    w = q\n%pwd"
+    )
+    assert execute.binds(source) == {"np", "b", "x", "y", "z", "f"}
+
+
+def test_moved_instructor_cells(release_nb):
+    """Is an instructor cell moved out of the release's order found, and only that one?"""
+    nb = copy.deepcopy(release_nb)
+    assert sanitize.moved(nb, release_nb) == []
+    index = next(i for i, c in enumerate(nb.cells) if notebook.grade_id(c) == "test_head_values")
+    nb.cells.append(nb.cells.pop(index))
+    assert sanitize.moved(nb, release_nb) == ["test_head_values"]
+    found = sanitize.inspect(nb, release_nb)
+    assert found.status == "tampered" and "moved cells test_head_values" in found.detail
+
+
+def test_whole_number_grade_id_is_tampering(release_nb):
+    """Is a grade_id that is a number reported as tampering, not a crash?"""
+    nb = copy.deepcopy(release_nb)
+    cell = next(c for c in nb.cells if notebook.grade_id(c) == "test_blend")
+    cell.metadata.nbgrader["grade_id"] = 7
+    found = sanitize.inspect(nb, release_nb)
+    assert found.status == "tampered" and "unknown cells 7" in found.detail

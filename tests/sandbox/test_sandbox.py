@@ -1,0 +1,134 @@
+"""Does nothing a student does in the sandbox outlive that student, or reach past it?
+
+The sandbox cases of tests/hostile.py are graded with one worker, in order, so
+the honest student after the planter runs in the very process tree the planter
+left; the other tests start a sandbox directly and look at it from outside.
+"""
+
+import ast
+import os
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.pipeline import report
+from autograder.sandbox import Limits, Sandbox
+from autograder.sandbox.launcher import ZYGOTE
+from autograder.sandbox.student import LAB
+from autograder.tools.nbgrader_cli import scratch_course
+
+from .. import hostile
+from .. import lab as course
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def sandbox_class(tmp_path_factory, release_nb, solution_nb):
+    """The sandbox cases graded in order by one worker, with a 512 MiB memory limit."""
+    base = tmp_path_factory.mktemp("sandbox")
+    course_dir = scratch_course(course.ROOT, base / "course", release=True)
+    context = {"course": course_dir, "out": base / "out", "submissions": base / "s", "port": 9}
+    hostile.build_class(base / "s", release_nb, solution_nb, context, hostile.SANDBOX)
+    done = course.grade_command(
+        base / "s", course_dir, base / "out", "--memory", "512", "--jobs", "1"
+    )
+    rows = {row["student_id"]: row for row in report.read_csv(base / "out" / "grades.csv")}
+    return {"done": done, "rows": rows, "course": course_dir}
+
+
+def printed(sandbox_class, student_id, label):
+    """What a student's cell printed after ``label``, read back as a Python value."""
+    nb = nbformat.read(
+        sandbox_class["course"] / "autograded" / course.submission_path(student_id), 4
+    )
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            text = output.get("text", "")
+            if output.get("output_type") == "stream" and label in text:
+                return ast.literal_eval(text.split(label, 1)[1].strip().splitlines()[0])
+    raise AssertionError(f"{student_id} printed no {label!r}")
+
+
+def test_the_next_student_finds_nothing(sandbox_class):
+    """Does the student graded after the planter find no file and run no planted module?"""
+    rows = sandbox_class["rows"]
+    assert sandbox_class["done"].returncode == 0, sandbox_class["done"].stderr[-2000:]
+    assert printed(sandbox_class, "sandbox_2_after_plant", "found:") == []
+    after, honest = rows["sandbox_2_after_plant"], rows["honest"]
+    assert (after["status"], after["score"]) == ("ok", honest["score"])
+
+
+def test_student_code_has_no_capabilities(sandbox_class):
+    """Does student code run with no capability, no_new_privs, a seccomp filter, not as root?"""
+    status = printed(sandbox_class, "sandbox_3_capabilities", "status:")
+    assert status["CapEff"] == status["CapPrm"] == status["CapBnd"] == "0" * 16
+    assert status["NoNewPrivs"] == "1" and status["Seccomp"] == "2"
+    assert "0" not in status["Uid"].split()
+
+
+def test_writes_are_bounded_by_the_scratch(sandbox_class):
+    """Can a student write no more than its scratch size, whatever the memory limit says?"""
+    written = printed(sandbox_class, "sandbox_4_disk_flood", "written:")
+    assert written <= Limits.scratch_mb * 2**20
+
+
+@pytest.fixture
+def student():
+    """A sandboxed student process, started directly; closed afterwards."""
+    sandbox = Sandbox()
+    process = sandbox.spawn({"lab_checks.py": "# helper\n"}, Limits())
+    yield process
+    process.close()
+    sandbox.close()
+
+
+def _run(student, source):
+    reply = student.request({"op": "run", "source": source}, 30)
+    return "".join(o.get("text", "") for o in reply["outputs"] if o["output_type"] == "stream")
+
+
+def _host_view(pid_on_host):
+    status = Path(f"/proc/{pid_on_host}/status").read_text()
+    return dict(line.split(":\t", 1) for line in status.splitlines() if ":\t" in line)
+
+
+def test_student_process_seen_from_the_host(student):
+    """Seen from the host, is every student process unprivileged (when grading as root)?"""
+    assert student.unprotected == []
+    _run(student, "import time")
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            view = _host_view(entry.name)
+            command = (entry / "cmdline").read_bytes()
+        except (OSError, ValueError):
+            continue
+        # the zygote's children are two pid namespaces below the host
+        if ZYGOTE.encode() in command and len(view["NSpid"].split()) == 3:
+            found.append(view)
+    assert found, "no student process found"
+    for view in found:
+        assert "0" not in view["Uid"].split(), view["Uid"]
+        assert int(view["CapEff"], 16) == 0 and view["NoNewPrivs"].strip() == "1"
+
+
+def test_nothing_writable_or_of_the_course_on_sys_path(student):
+    """Is every folder on the student's sys.path read-only, none of them the course's?"""
+    text = _run(
+        student, "import os, sys\nprint([(p, os.access(p, os.W_OK)) for p in sys.path if p])"
+    )
+    entries = ast.literal_eval(text.strip())
+    assert (LAB, False) in entries
+    assert [path for path, writable in entries if writable] == []
+    assert str(course.ROOT) not in [path for path, _ in entries]
+    assert not any(path.startswith(str(course.ROOT / "source")) for path, _ in entries)
+
+
+def test_only_the_parts_of_etc_python_needs(student):
+    """Are secrets of /etc (the shadow file, keys) absent from the sandbox?"""
+    text = _run(student, "import os\nprint(sorted(os.listdir('/etc')))")
+    listed = ast.literal_eval(text.strip())
+    assert "shadow" not in listed and "ssh" not in listed and "ssl" not in listed
+    assert os.path.exists("/etc/shadow")  # the host has one: the sandbox hides it

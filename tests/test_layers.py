@@ -1,0 +1,127 @@
+"""Do imports flow one way through the package's layers, with no cycle and no lab in them?
+
+tools -> pipeline -> sandbox: a module may import its own layer or one below,
+never one above; only the sandbox's launcher starts the student-side module;
+and no module imports another that (through others) imports it back.
+"""
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from autograder.pipeline.course import ROOT
+
+from . import lab
+
+PACKAGE = ROOT / "autograder"
+LAYERS = {"sandbox": 0, "pipeline": 1, "tools": 2}  # the package's own top level: 3
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path) -> set[str]:
+    """The autograder modules ``path`` imports (``from . import x`` counts as ``pkg.x``)."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("autograder")}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                prefix = ".".join(base + ([node.module] if node.module else []))
+            else:
+                prefix = node.module or ""
+            if not prefix.startswith("autograder"):
+                continue
+            for alias in node.names:
+                candidate = f"{prefix}.{alias.name}"
+                where = ROOT / Path(*candidate.split("."))
+                is_module = where.with_suffix(".py").exists() or (where / "__init__.py").exists()
+                found.add(candidate if is_module else prefix)
+    return found
+
+
+MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+GRAPH = {name: imports(path) & set(MODULES) for name, path in MODULES.items()}
+
+
+def layer(name: str) -> int:
+    parts = name.split(".")
+    return LAYERS.get(parts[1], 3) if len(parts) > 1 else 3
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_imports_flow_down(name):
+    """Does this module import only its own layer or the layers below it?"""
+    upward = sorted(other for other in GRAPH[name] if layer(other) > layer(name))
+    assert upward == [], f"{name} imports a higher layer: {upward}"
+
+
+def test_only_the_launcher_starts_the_student_side():
+    """Is the student-side module imported by the launcher alone (in the grader)?"""
+    users = sorted(
+        name
+        for name, targets in GRAPH.items()
+        if "autograder.sandbox.student" in targets
+        and name not in ("autograder.sandbox.launcher", "autograder.sandbox.student")
+    )
+    assert users == []
+
+
+def test_no_import_cycle():
+    """Does no module import itself back through others?"""
+
+    def reach(start: str) -> set[str]:
+        seen, todo = set(), list(GRAPH[start])
+        while todo:
+            current = todo.pop()
+            if current not in seen:
+                seen.add(current)
+                todo += GRAPH.get(current, ())
+        return seen
+
+    packages = {n for n, p in MODULES.items() if p.name == "__init__.py"}
+    cycles = sorted(n for n in MODULES if n not in packages and n in reach(n) - packages)
+    assert cycles == []
+
+
+def test_the_engine_knows_no_lab():
+    """Does no module of the engine name this lab's assignment, notebook or answers?"""
+    source = lab.ASSIGNMENT.source(lab.NOTEBOOK)
+    import nbformat
+
+    answers = [
+        c.metadata.nbgrader["grade_id"]
+        for c in nbformat.read(source, 4).cells
+        if c.metadata.get("nbgrader", {}).get("solution")
+    ]
+    stem = lab.NOTEBOOK.removesuffix(".ipynb")
+    pattern = re.compile(
+        "|".join([re.escape(lab.ASSIGNMENT.id), re.escape(stem)] + [rf"\b{a}\b" for a in answers])
+    )
+    found = [
+        f"{name}: {match.group()}"
+        for name, path in MODULES.items()
+        for match in pattern.finditer(path.read_text())
+    ]
+    assert found == []
+
+
+def test_nbgrader_internals_in_one_module():
+    """Do nbgrader's private parts appear only in pipeline/internals.py?"""
+    reaches = ("get_alembic_version", "session.commit", "node_modules", "_init_resources")
+    found = [
+        f"{name}: {reach}"
+        for name, path in MODULES.items()
+        for reach in reaches
+        if reach in path.read_text() and name != "autograder.pipeline.internals"
+    ]
+    assert found == []

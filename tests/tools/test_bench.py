@@ -1,0 +1,53 @@
+"""Does the benchmark still run, and does it mix in the failure cases it promises?
+
+Timings are not asserted (the machines are noisy); this only keeps
+``bench/bench.py`` from rotting, on the smallest class it can build.
+"""
+
+import importlib.util
+import subprocess
+import sys
+
+import pytest
+
+from .. import hostile
+from .. import lab as course
+
+pytestmark = pytest.mark.slow
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("bench", course.ROOT / "bench" / "bench.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_failure_cases_cover_every_kind():
+    picked = _bench().failure_cases(16)
+    assert len(picked) == len(set(picked)) == 16
+    for kind in (hostile.BROKEN, hostile.RUNAWAY, hostile.TAMPERED, hostile.CHEATS):
+        assert len(set(picked) & set(kind)) == 4
+
+
+def test_mixing_in_replaces_only_the_chosen_students(tmp_path):
+    bench = _bench()
+    submissions = bench.as_files(bench.build_class(12))
+    context = {"course": tmp_path, "out": tmp_path, "submissions": tmp_path, "port": 1}
+    files, replaced = bench.mix_in_failures(submissions, 4, context)
+    assert sorted(files) == sorted(submissions)
+    assert sorted(replaced.values()) == sorted(bench.failure_cases(4))
+    plain, _ = bench.mix_in_failures(submissions, 0, context)
+    assert [s for s in files if files[s] != plain[s]] == sorted(replaced)
+
+
+def test_benchmark_runs_end_to_end():
+    done = subprocess.run(
+        [sys.executable, str(course.ROOT / "bench" / "bench.py"), "--students", "2",
+         "--failures", "1", "--jobs", "2"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "scores                   : identical" in done.stdout
+    assert "rows                     : 2 of 2; " in done.stdout
+    assert "statuses and scores      : as expected" in done.stdout

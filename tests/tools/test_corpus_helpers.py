@@ -1,0 +1,62 @@
+"""Do the helpers behind the corpus and the sample class do what they say?"""
+
+import pytest
+
+from autograder.pipeline import notebook
+from autograder.tools import corpus
+
+
+def test_fill_replaces_answer_cells_by_grade_id(release_nb):
+    """Does fill put new source into the named answer cell and leave the rest alone?"""
+    filled = notebook.fill(release_nb, {"blend": "def blend(weights, values):\n    return 0"})
+    assert notebook.answers(filled)["blend"].endswith("return 0")
+    assert notebook.answers(filled)["head"] == notebook.answers(release_nb)["head"]
+    assert notebook.answers(release_nb)["blend"] != notebook.answers(filled)["blend"]
+
+
+def test_fill_rejects_unknown_cells(release_nb):
+    """Does fill refuse a grade_id the notebook has no answer cell for?"""
+    with pytest.raises(KeyError, match="no answer cell"):
+        notebook.fill(release_nb, {"test_blend": "pass"})
+
+
+def test_answer_of_picks_the_tested_answer(answer_ids):
+    """Is each test traced to the answer it grades, suffix or not?"""
+    assert notebook.answer_of("test_head_causal", answer_ids) == "head"
+    assert notebook.answer_of("test_attention_weights", answer_ids) == "attention_weights"
+    assert notebook.answer_of("test_multi_head_values", answer_ids) == "multi_head"
+    assert notebook.answer_of("setup", answer_ids) is None
+
+
+def test_calls_are_read_from_the_solution(solution_nb):
+    """Are the answers each answer uses read from the solution's code?"""
+    uses = corpus.calls(solution_nb)
+    assert uses["multi_head"] == {"head", "concat_heads"}
+    assert uses["head"] == {"attention_weights"} and uses["blend"] == set()
+
+
+def test_affected_follows_callers(solution_nb):
+    """Does a mistake in attention_weights reach head, multi_head and wrong_axis, and no more?"""
+    uses = corpus.calls(solution_nb)
+    assert corpus.affected(["attention_weights"], uses) == {
+        "attention_weights",
+        "head",
+        "multi_head",
+        "wrong_axis",
+    }
+    assert corpus.affected(["blend"], uses) == {"blend"}
+
+
+def test_corpus_cells_name_real_answers(entries, answer_ids):
+    """Does every corpus entry change only answer cells the release really has?"""
+    for name, entry in entries.items():
+        assert set(entry.cells) <= set(answer_ids), name
+        assert set(entry.loses) <= set(answer_ids), name
+
+
+def test_readme_table_markers_round_trip():
+    """Does replacing the README's table keep everything around it?"""
+    readme = f"intro\n{corpus.README_BEGIN}\nold\n{corpus.README_END}\noutro"
+    updated = corpus.with_table(readme, "new")
+    assert corpus.table_in(updated) == "new"
+    assert updated.startswith("intro\n") and updated.endswith("\noutro")
