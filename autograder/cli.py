@@ -44,6 +44,11 @@ def _grade_parser(commands: Any) -> None:
     parser.add_argument("--memory", type=int, default=2048, help="MiB per submission (2048)")
     parser.add_argument("--out", default="grades", help="where grades.csv and feedback/ go")
     parser.add_argument("--force", action="store_true", help="regrade unchanged submissions too")
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="grade into --out only; leave the course gradebook and folders alone",
+    )
     parser.add_argument("--pattern", help="regex with a (?P<student>...) group, for LMS file names")
     parser.add_argument(
         "--no-sandbox",

@@ -141,6 +141,16 @@ RUNAWAY = {
         "timeout",
         "partial",
     ),
+    "runaway_attention": Case(
+        "attention_weights loops forever; blend, disagreement, concat_heads never call it",
+        solved_with(
+            "attention_weights",
+            "def attention_weights(x, W_q, W_k):\n"
+            + "\n".join("    " + line for line in LOOP.splitlines()),
+        ),
+        "timeout",
+        "partial",
+    ),
     "stubborn_loop": Case(
         "a loop that swallows interrupts",
         solved_with("count_params", STUBBORN),

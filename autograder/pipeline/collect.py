@@ -142,12 +142,34 @@ def _timestamp(folder: Path) -> datetime | None:
         return None
 
 
-def from_nbgrader_layout(folder: Path, assignment: Assignment) -> list[Submission]:
-    """Submissions in nbgrader's layout below ``folder``; [] if it is not laid out so."""
+def _assignment_folders(root: Path, assignment: Assignment) -> list[Path]:
+    """Every ``<student>/<assignment id>`` folder below ``root``, at any depth.
+
+    Links to folders are not followed.
+    """
     found = []
-    for student in sorted(p for p in Path(folder).iterdir() if p.is_dir()):
-        work = student / assignment.id
-        if not work.is_dir() or not _inside(student, folder):
+    for folder, dirs, _files in os.walk(root):
+        here = Path(folder)
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__MACOSX")
+        for name in dirs:
+            if (here / name).is_symlink():
+                _inside(here / name, root)  # os.walk does not follow it; say so if it leaves
+        if here.name == assignment.id and here != root:
+            found.append(here)
+            dirs[:] = []  # a student's own folders are not more students
+    return found
+
+
+def from_nbgrader_layout(folder: Path, assignment: Assignment) -> list[Submission]:
+    """Submissions in nbgrader's layout at any depth below ``folder``; [] if none is there.
+
+    The student id is the name of the folder that holds the assignment folder.
+    """
+    root = Path(folder)
+    found = []
+    for work in _assignment_folders(root, assignment):
+        student = work.parent
+        if student == root:
             continue
         files: dict[str, bytes] = {}
         unreadable: dict[str, str] = {}
@@ -156,7 +178,7 @@ def from_nbgrader_layout(folder: Path, assignment: Assignment) -> list[Submissio
             path = work / notebook
             if not path.is_file():
                 continue
-            if not _inside(path, folder):
+            if not _inside(path, root):
                 unreadable[notebook] = "it links outside the submissions folder: not read"
                 continue
             files[notebook], why = _read(path)
@@ -165,10 +187,26 @@ def from_nbgrader_layout(folder: Path, assignment: Assignment) -> list[Submissio
             newest = max(newest, path.stat().st_mtime)
         stamp = _timestamp(work)
         modified = stamp or datetime.fromtimestamp(newest)
+        origin = str(work.relative_to(root))
         found.append(
-            Submission(student.name, files, str(work), modified, 0, unreadable, timestamp=stamp)
+            Submission(student.name, files, origin, modified, 0, unreadable, timestamp=stamp)
         )
-    return found
+    return _one_each(found)
+
+
+def _one_each(found: list[Submission]) -> list[Submission]:
+    """One submission per student id: the newest, the others named in a warning."""
+    chosen: dict[str, Submission] = {}
+    for sub in sorted(found, key=lambda s: (s.modified, s.version)):
+        earlier = chosen.get(sub.student_id)
+        if earlier is not None:
+            print(
+                f"warning: {sub.student_id}: two submissions, {earlier.origin} and "
+                f"{sub.origin}; grading the newer, {sub.origin}",
+                file=sys.stderr,
+            )
+        chosen[sub.student_id] = sub
+    return [chosen[k] for k in sorted(chosen)]
 
 
 @dataclass
@@ -206,6 +244,9 @@ def _lms_file(
     name: str, assignment: Assignment, pattern: str | None
 ) -> tuple[str, str, int] | None:
     """``(student, notebook, version)`` for an LMS file, or None (with a warning) if none fits."""
+    if not name.endswith(".ipynb"):
+        print(f"warning: skipped {name}: not a notebook", file=sys.stderr)
+        return None
     notebook = notebook_of(name, assignment)
     if notebook is None:
         choices = ", ".join(assignment.notebooks)
@@ -238,23 +279,58 @@ def from_folder(
 
 
 def from_zip(path: Path, assignment: Assignment, pattern: str | None = None) -> list[Submission]:
-    """Submissions from a ``.zip`` downloaded from an LMS, read without extracting."""
+    """Submissions from a ``.zip`` (nbgrader's layout at any depth, or LMS files), unextracted."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return _from_archive(archive, assignment, pattern)
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as error:
+        raise UserError(f"cannot read the archive {path}: {error}") from None
+
+
+def _zip_layout(archive: zipfile.ZipFile, assignment: Assignment) -> list[Submission]:
+    """Submissions in nbgrader's layout inside an archive: ``.../<student>/<id>/<notebook>``."""
+    found: dict[tuple[str, str], Submission] = {}
+    for info in archive.infolist():
+        parts = Path(info.filename).parts
+        if info.is_dir() or len(parts) < 3 or "__MACOSX" in parts:
+            continue
+        if parts[-2] != assignment.id or parts[-1] not in assignment.notebooks:
+            continue
+        student, origin = parts[-3], "/".join(parts[:-1])
+        data, why = b"", _too_large(info.file_size)
+        if info.file_size <= MAX_FILE:
+            with archive.open(info) as member:
+                data, why = member.read(MAX_FILE + 1)[:MAX_FILE], ""
+        stamp = datetime(*info.date_time)
+        sub = found.setdefault((student, origin), Submission(student, {}, origin, stamp))
+        sub.files[parts[-1]] = data
+        if why:
+            sub.unreadable[parts[-1]] = why
+        sub.modified = max(sub.modified, stamp)
+    return _one_each(list(found.values()))
+
+
+def _from_archive(
+    archive: zipfile.ZipFile, assignment: Assignment, pattern: str | None
+) -> list[Submission]:
+    laid_out = _zip_layout(archive, assignment)
+    if laid_out:
+        return laid_out
     found = []
-    with zipfile.ZipFile(path) as archive:
-        for info in archive.infolist():
-            name = info.filename
-            if info.is_dir() or "__MACOSX" in name or Path(name).name.startswith("."):
-                continue
-            known = _lms_file(name, assignment, pattern)
-            if known is None:
-                continue
-            student, notebook, version = known
-            data, why = b"", _too_large(info.file_size)
-            if info.file_size <= MAX_FILE:
-                with archive.open(info) as member:
-                    data, why = member.read(MAX_FILE + 1)[:MAX_FILE], ""
-            stamp = datetime(*info.date_time)
-            found.append(_File(student, notebook, data, name, stamp, version, why))
+    for info in archive.infolist():
+        name = info.filename
+        if info.is_dir() or "__MACOSX" in name or Path(name).name.startswith("."):
+            continue
+        known = _lms_file(name, assignment, pattern)
+        if known is None:
+            continue
+        student, notebook, version = known
+        data, why = b"", _too_large(info.file_size)
+        if info.file_size <= MAX_FILE:
+            with archive.open(info) as member:
+                data, why = member.read(MAX_FILE + 1)[:MAX_FILE], ""
+        stamp = datetime(*info.date_time)
+        found.append(_File(student, notebook, data, name, stamp, version, why))
     return _combine(found)
 
 
@@ -271,5 +347,7 @@ def collect(
         if not zipfile.is_zipfile(where):
             raise UserError(f"{where} is a file but not a .zip archive")
         return from_zip(where, assignment, pattern)
+    if not os.access(where, os.R_OK | os.X_OK):
+        raise UserError(f"cannot read the folder {where}")
     laid_out = from_nbgrader_layout(where, assignment)
     return laid_out if laid_out else from_folder(where, assignment, pattern)

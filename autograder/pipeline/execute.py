@@ -62,6 +62,10 @@ def _exception_class(name: str) -> type[Exception]:
     return type(name, (Exception,), {})
 
 
+class RunawayError(Exception):
+    """A student's function that ran past its limit before is not called again."""
+
+
 class StudentFunction:
     """A student's function, callable from test code; the call runs in the sandbox."""
 
@@ -72,11 +76,21 @@ class StudentFunction:
         return f"<student function {self.__name__}>"
 
     def __call__(self, *args: Any) -> Any:
+        name = self.__name__
+        if name in self._run.runaway:
+            limit = f"{self._run.cell_timeout:g} s"
+            raise RunawayError(
+                f"{name} ran past the {limit} limit in an earlier test; not called again"
+            )
         try:
             encoded = [wire.encode(a) for a in args]
         except wire.Unencodable as why:
-            raise TypeError(f"cannot pass {why} to the student's {self.__name__}") from None
-        reply = self._run.ask({"op": "call", "name": self.__name__, "args": encoded})
+            raise TypeError(f"cannot pass {why} to the student's {name}") from None
+        try:
+            reply = self._run.ask({"op": "call", "name": name, "args": encoded})
+        except _CellTimedOut:
+            self._run.runaway.add(name)  # each runaway function costs one cell timeout
+            raise
         for output in reply.get("outputs", []):
             stream = _stream_of(output)
             if stream is not None:
@@ -214,6 +228,7 @@ class Run:
         self.cell_deadline = self.wall_deadline
         self.namespace = TestNamespace(self, allowed)
         self.timed_out: list[str] = []  # grade_ids (or positions) of cells that ran out of time
+        self.runaway: set[str] = set()  # student functions that ran past a cell's limit
         # The student's process caps its outputs; they are capped again here,
         # with room for the note it adds about what it cut.
         self.budget = GraderBudget()

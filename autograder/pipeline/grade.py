@@ -14,6 +14,8 @@ The stages, and where each runs:
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import multiprocessing
@@ -23,6 +25,7 @@ import shutil
 import signal
 import sys
 import tempfile
+from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -37,7 +40,7 @@ from .course import CONFIG_FILES, Assignment, course_directory, find_assignment
 from .errors import Status, UserError
 
 
-def ensure_gradebook(assignment: Assignment) -> str:
+def ensure_gradebook(assignment: Assignment, db_url: str | None = None) -> str:
     """The course gradebook's URL, after recording the assignment in it if needed.
 
     The gradebook keeps its own copy of the source's test cells (which
@@ -46,6 +49,8 @@ def ensure_gradebook(assignment: Assignment) -> str:
     """
     coursedir = course_directory(assignment.root, assignment.config)
     coursedir.assignment_id = assignment.id
+    if db_url is not None:
+        coursedir.db_url = db_url
     db_url = str(coursedir.db_url)
     stamp = _stamp_path(db_url, assignment)
     current = _sources_hash(assignment)
@@ -75,6 +80,29 @@ def _sources_hash(assignment: Assignment) -> str:
     return digest.hexdigest()
 
 
+@contextlib.contextmanager
+def exclusive(path: Path, what: str) -> Iterator[None]:
+    """Hold a lock on ``path`` for the block; a second run waits for it, and says so."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"waiting for another grading run on {what} to finish", file=sys.stderr)
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def dry_run_gradebook(assignment: Assignment, into: Path) -> str:
+    """A scratch copy of the course gradebook (or a new one), for a run that must not touch it."""
+    coursedir = course_directory(assignment.root, assignment.config)
+    course_db = str(coursedir.db_url)
+    target = Path(into) / "dry-run.db"
+    if course_db.startswith("sqlite:///") and Path(course_db[len("sqlite:///") :]).exists():
+        shutil.copy(course_db[len("sqlite:///") :], target)
+    return ensure_gradebook(assignment, f"sqlite:///{target}")
+
+
 def snapshot(db_url: str, into: Path) -> str:
     """A copy of the gradebook for the workers, who only look up source cells."""
     source = db_url[len("sqlite:///") :]
@@ -86,8 +114,8 @@ def snapshot(db_url: str, into: Path) -> str:
 class State:
     """``DIR/.state/<student>.json``: finished students, so a rerun can skip them."""
 
-    def __init__(self, out: Path) -> None:
-        self.folder = Path(out) / ".state"
+    def __init__(self, out: Path, folder: str = ".state") -> None:
+        self.folder = Path(out) / folder
 
     def load(self, student_id: str) -> dict[str, Any] | None:
         """What was saved for ``student_id``, or None."""
@@ -129,14 +157,24 @@ def _grader_error(submission: Submission, error: BaseException) -> worker.Result
 
 
 def _pending(
-    submissions: list[Submission], state: State, force: bool, settings_key: str
+    submissions: list[Submission],
+    state: State,
+    force: bool,
+    settings_key: str,
+    ledger: State | None,
 ) -> tuple[dict[str, report.Row], list[Submission]]:
-    """``(rows already graded, unchanged and with the same settings, submissions to grade)``."""
+    """``(rows already graded, unchanged and with the same settings, submissions to grade)``.
+
+    ledger: what the course gradebook last recorded for each student (None for a
+    dry run); a student is skipped only when the gradebook holds this same grading
+    too, so ``grades.csv`` and the gradebook never disagree after a run.
+    """
     rows, todo = {}, []
     for sub in submissions:
         saved = state.load(sub.student_id)
         key = f"{sub.sha256}:{settings_key}"
-        if saved and saved.get("sha256") == key and not force:
+        recorded = ledger is None or (ledger.load(sub.student_id) or {}).get("sha256") == key
+        if saved and saved.get("sha256") == key and recorded and not force:
             rows[sub.student_id] = report.Row(**saved["row"])
         else:
             todo.append(sub)
@@ -156,11 +194,14 @@ def grade(
     force: bool = False,
     pattern: str | None = None,
     sandbox: bool = True,
+    dry_run: bool = False,
 ) -> int:
     """Grade every submission at ``submissions``; the exit status (0: every student got a row).
 
     timeout: seconds per cell (default: the course's ``Execute.timeout``);
-    wall: seconds per notebook; memory: MiB per student's process.
+    wall: seconds per notebook; memory: MiB per student's process;
+    dry_run: grade into ``out`` only, the course's gradebook and folders untouched.
+    Two runs at once on the same course (or the same ``out``) take turns.
     """
     chosen = find_assignment(course, assignment)
     jobs = default_jobs() if jobs is None else jobs
@@ -172,13 +213,38 @@ def grade(
     if memory <= 0:
         raise UserError(f"--memory must be positive, not {memory}")
     out = Path(out).resolve()
+    with contextlib.ExitStack() as locks:
+        locks.enter_context(exclusive(out / ".lock", str(out)))
+        if not dry_run:
+            locks.enter_context(
+                exclusive(chosen.root / ".grading.lock", f"the course {chosen.root}")
+            )
+        return _grade_locked(
+            submissions, chosen, out, jobs, timeout, wall, memory, force, pattern, sandbox, dry_run
+        )
+
+
+def _grade_locked(
+    submissions: Path | str,
+    chosen: Assignment,
+    out: Path,
+    jobs: int,
+    timeout: float,
+    wall: float,
+    memory: int,
+    force: bool,
+    pattern: str | None,
+    sandbox: bool,
+    dry_run: bool,
+) -> int:
     found = collect.collect(submissions, chosen, pattern)
     if not found:
         raise UserError(f"no submission of {chosen.id} found in {submissions}")
     columns = notebook.Columns({n: notebook.read(chosen.source(n)) for n in chosen.notebooks})
     state = State(out)
+    ledger = None if dry_run else State(chosen.root / ".autograder", chosen.id)
     settings_key = f"{timeout:g}:{wall:g}:{memory}:{sandbox}"
-    rows, todo = _pending(found, state, force, settings_key)
+    rows, todo = _pending(found, state, force, settings_key, ledger)
     print(
         f"{len(found)} submission(s): {len(todo)} to grade, "
         f"{len(found) - len(todo)} unchanged since the last run",
@@ -198,6 +264,7 @@ def grade(
         # A scheduler's or a `timeout` command's SIGTERM stops grading as Ctrl-C does.
         previous = signal.signal(signal.SIGTERM, _interrupt)
         run = Run(chosen, settings, out, Path(scratch), state, rows, columns, settings_key)
+        run.dry_run, run.ledger = dry_run, ledger
         try:
             run.grade_all(todo, jobs)
         except KeyboardInterrupt:
@@ -245,13 +312,19 @@ class Run:
         self.renderer: feedback.Renderer | None = None
         self.warned = False
         self.peak = 0  # the largest worker's peak memory, KiB
+        self.dry_run = False  # record into a scratch gradebook and ``out`` only
+        self.ledger: State | None = None  # what the course gradebook holds, per student
 
     def start_recording(self) -> record.Recorder:
         """Set up the gradebook (and the workers' copy of it) once."""
         if self.recorder is None:
-            db_url = ensure_gradebook(self.assignment)
+            if self.dry_run:
+                db_url = dry_run_gradebook(self.assignment, self.scratch)
+                autograded = self.out / "autograded"
+            else:
+                db_url, autograded = ensure_gradebook(self.assignment), None
             snapshot(db_url, self.scratch)
-            self.recorder = record.Recorder(self.assignment, db_url, self.out)
+            self.recorder = record.Recorder(self.assignment, db_url, self.out, autograded)
         return self.recorder
 
     def record_one(self, sub: Submission, result: worker.Result) -> None:
@@ -271,6 +344,8 @@ class Run:
         if result.status != Status.GRADER_ERROR:  # a rerun tries those again
             key = f"{sub.sha256}:{self.settings_key}"
             self.state.save(sub.student_id, key, self.rows[sub.student_id])
+            if self.ledger is not None:
+                self.ledger.save(sub.student_id, key, self.rows[sub.student_id])
 
     def grade_all(self, todo: list[Submission], jobs: int) -> None:
         """Grade ``todo`` in worker processes, recording each result as it arrives."""

@@ -45,8 +45,12 @@ class Recorder:
     when done.
     """
 
-    def __init__(self, assignment: Assignment, db_url: str, out: Path) -> None:
+    def __init__(
+        self, assignment: Assignment, db_url: str, out: Path, autograded: Path | None = None
+    ) -> None:
+        """autograded: where graded notebooks go (default: the course's autograded folder)."""
         self.assignment, self.db_url, self.out = assignment, db_url, Path(out)
+        self.autograded = autograded
         self.config = assignment.config
         self.after_save = internals.autograde_steps(self.config).after_save
         self.gradebook = Gradebook(db_url)
@@ -62,8 +66,12 @@ class Recorder:
         """
         a, sid = self.assignment, result.student_id
         for name, nb in result.notebooks.items():
-            if nb is not None:
-                write_atomic(a.autograded(sid, name), nbformat.writes(nbformat.from_dict(nb)))
+            if nb is None:
+                continue
+            target = a.autograded(sid, name)
+            if self.autograded is not None:
+                target = self.autograded / a.submission_path(sid, name)
+            write_atomic(target, nbformat.writes(nbformat.from_dict(nb)))
         with internals.one_transaction(self.gradebook) as gb:
             gb.update_or_create_student(sid)
             gb.update_or_create_submission(a.id, sid, timestamp=timestamp)

@@ -127,3 +127,53 @@ def test_too_large_file_says_so(tmp_path):
     (found,) = collect.collect(tmp_path, course.ASSIGNMENT)
     assert found.files[course.NOTEBOOK] == b""
     assert "over the limit" in found.unreadable[course.NOTEBOOK]
+
+
+def test_layout_found_at_any_depth(tmp_path):
+    """Is nbgrader's layout found one (or more) levels down, every student kept?"""
+    _touch(tmp_path / "class" / course.submission_path("ada"))
+    _touch(tmp_path / "class" / "extra" / course.submission_path("gus"))
+    found = collect.collect(tmp_path, course.ASSIGNMENT)
+    assert [s.student_id for s in found] == ["ada", "gus"]
+
+
+def test_layout_inside_a_zip(tmp_path):
+    """Is nbgrader's layout inside a zip graded student by student, not as one file name?"""
+    archive = tmp_path / "class.zip"
+    with zipfile.ZipFile(archive, "w") as out:
+        for student in ("ada", "gus"):
+            out.writestr(f"class/{course.submission_path(student).as_posix()}", student)
+    found = {
+        s.student_id: s.files[course.NOTEBOOK] for s in collect.collect(archive, course.ASSIGNMENT)
+    }
+    assert found == {"ada": b"ada", "gus": b"gus"}
+
+
+def test_stray_files_are_skipped_by_name(tmp_path, capsys):
+    """Is a file that is not a notebook skipped with a warning, never made a student?"""
+    _touch(tmp_path / "ada.ipynb")
+    _touch(tmp_path / "notes.txt", b"remember to grade")
+    assert [s.student_id for s in collect.collect(tmp_path, course.ASSIGNMENT)] == ["ada"]
+    assert "notes.txt" in capsys.readouterr().err
+
+
+def test_two_files_for_one_student_are_named(tmp_path, capsys):
+    """When two folders hold the same student, is the newer graded and both named?"""
+    _touch(tmp_path / "a" / course.submission_path("ada"), b"old", mtime=1_000_000)
+    _touch(tmp_path / "b" / course.submission_path("ada"), b"new", mtime=2_000_000)
+    (found,) = collect.collect(tmp_path, course.ASSIGNMENT)
+    assert found.files[course.NOTEBOOK] == b"new"
+    warned = capsys.readouterr().err
+    assert "a/ada" in warned and "b/ada" in warned
+
+
+def test_corrupt_zip_is_a_user_error(tmp_path):
+    """Is a damaged .zip one clear error, not a traceback?"""
+    archive = tmp_path / "class.zip"
+    with zipfile.ZipFile(archive, "w") as out:
+        out.writestr("ada.ipynb", "x" * 1000)
+    data = bytearray(archive.read_bytes())
+    data[40:80] = b"\0" * 40  # the member's data and header, damaged
+    archive.write_bytes(bytes(data))
+    with pytest.raises(UserError, match="cannot read the archive"):
+        collect.collect(archive, course.ASSIGNMENT)

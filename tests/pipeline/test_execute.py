@@ -140,3 +140,22 @@ def test_student_names_of_a_small_notebook():
         code("def reference(v): pass\nx = 2", "test_double", 1, kind="test"),
     )
     assert execute.student_names(nb) == {"double"}
+
+
+def test_a_runaway_function_costs_one_timeout():
+    """After a function ran past its limit, do later tests fail at once, naming it?"""
+    student = FakeStudent(slow_names={"double"})
+    student.namespace["double"] = lambda v: v
+    student.namespace["x"] = 1
+    nb = notebook(
+        code("double(1)", "test_double", 1, kind="test"),
+        code("double(2)", "test_double_again", 1, kind="test"),
+        code("assert x == 1", "test_x", 1, kind="test"),
+    )
+    _, status, detail = run(nb, student)
+    calls = [r for r in student.requests if r["op"] == "call"]
+    assert len(calls) == 1  # the second test never reached the student
+    assert status == Status.TIMEOUT and "test_double_again" not in detail
+    (error,) = nb.cells[1].outputs
+    assert error["ename"] == "RunawayError" and "not called again" in error["evalue"]
+    assert nb.cells[2].outputs == []  # a test that never calls it still passes

@@ -190,6 +190,16 @@ def test_moved_cells_are_named(graded_class):
         assert f"moved cells {moved}" in page.lower() and "the source's order" in page
 
 
+def test_runaway_function_costs_only_its_own_tests(graded_class):
+    """Do answers that never call a looping function keep every point (as in stock)?"""
+    row = graded_class["rows"]["runaway_attention"]
+    for answer in ("blend", "disagreement", "concat_heads", "count_params", "two_worlds"):
+        earned = {k: v for k, v in row.items() if k.startswith(f"test_{answer}")}
+        honest = {k: graded_class["rows"]["honest"][k] for k in earned}
+        assert earned == honest, answer
+    assert row["test_attention_weights"] == "0" and row["test_multi_head"] == "0"
+
+
 def test_own_interrupt_is_not_a_timeout(graded_class):
     """Is a KeyboardInterrupt the student raised reported as such, not as a timeout?"""
     page = (graded_class["out"] / "feedback" / "raises_interrupt.html").read_text()

@@ -1,0 +1,100 @@
+"""Does a TA's run leave the CSV, the pages, the rerun state and the gradebook agreeing?
+
+Each test grades a small class in a fresh copy of the course, with the real
+command: trial runs with other limits, dry runs, and two runs at once.
+"""
+
+import subprocess
+import sys
+
+import nbformat
+import pytest
+from nbgrader.api import Gradebook
+
+from autograder.pipeline import notebook, report
+from autograder.tools.nbgrader_cli import scratch_course
+
+from .. import lab
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def small_class(tmp_path, release_nb, solution_nb):
+    """A new course and two students: one solved, one with a wrong count."""
+    course_dir = scratch_course(lab.ROOT, tmp_path / "course", release=True)
+    subs = tmp_path / "subs"
+    solved = notebook.fill(release_nb, notebook.answers(solution_nb))
+    wrong = notebook.fill(
+        solved, {"count_params": "def count_params(d_model, n_heads, d_head=None):\n    return 0"}
+    )
+    for student, nb in (("ada", solved), ("ben", wrong)):
+        path = subs / lab.submission_path(student)
+        path.parent.mkdir(parents=True)
+        path.write_text(nbformat.writes(nb))
+    return course_dir, subs, tmp_path
+
+
+def gradebook_scores(course_dir):
+    with Gradebook(f"sqlite:///{course_dir / 'gradebook.db'}") as gb:
+        return {s.student_id: s.score for s in gb.assignment_submissions(lab.ASSIGNMENT.id)}
+
+
+def csv_scores(out):
+    return {r["student_id"]: float(r["score"]) for r in report.read_csv(out / "grades.csv")}
+
+
+def test_trial_run_then_default_run_agree(small_class):
+    """After a trial with other limits elsewhere, does the default run regrade and agree?"""
+    course_dir, subs, base = small_class
+    first = lab.grade_command(subs, course_dir, base / "grades")
+    assert first.returncode == 0, first.stderr
+    trial = lab.grade_command(subs, course_dir, base / "scratch", "--wall", "1")
+    assert trial.returncode == 0, trial.stderr
+    again = lab.grade_command(subs, course_dir, base / "grades")
+    assert "2 to grade" in again.stderr  # the gradebook holds the trial's grading now
+    assert gradebook_scores(course_dir) == csv_scores(base / "grades")
+    same = lab.grade_command(subs, course_dir, base / "grades")
+    assert "0 to grade, 2 unchanged" in same.stderr
+    assert gradebook_scores(course_dir) == csv_scores(base / "grades")
+
+
+def test_dry_run_leaves_the_course_alone(small_class):
+    """Does --dry-run grade into its folder only, the course gradebook and folders untouched?"""
+    course_dir, subs, base = small_class
+    done = lab.grade_command(subs, course_dir, base / "dry", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert not (course_dir / "gradebook.db").exists()
+    assert not (course_dir / "autograded").exists()
+    assert (base / "dry" / "autograded" / lab.submission_path("ada")).exists()
+    assert (base / "dry" / "feedback" / "ben.html").exists()
+    scores = csv_scores(base / "dry")
+    assert scores["ada"] > scores["ben"]
+
+
+def test_two_runs_at_once_take_turns(tmp_path, release_nb, solution_nb):
+    """Started at the same moment on a new course, do two runs never crash or write wrongly?"""
+    for attempt in range(3):
+        course_dir, subs, base = (
+            scratch_course(lab.ROOT, tmp_path / f"c{attempt}", True),
+            None,
+            None,
+        )
+        base = tmp_path / f"r{attempt}"
+        subs = base / "subs"
+        solved = notebook.fill(release_nb, notebook.answers(solution_nb))
+        path = subs / lab.submission_path("ada")
+        path.parent.mkdir(parents=True)
+        path.write_text(nbformat.writes(solved))
+        command = [sys.executable, "-m", "autograder", "grade", str(subs), "--course",
+                   str(course_dir), "--jobs", "1", "--out"]  # fmt: skip
+        runs = [
+            subprocess.Popen([*command, str(base / name)], stderr=subprocess.PIPE, text=True)
+            for name in ("one", "two")
+        ]
+        errors = [run.communicate(timeout=600)[1] for run in runs]
+        assert [run.returncode for run in runs] == [0, 0], errors
+        assert not any("Traceback" in e for e in errors)
+        for name in ("one", "two"):
+            assert csv_scores(base / name)["ada"] == 39
+        assert gradebook_scores(course_dir)["ada"] == 39
