@@ -33,6 +33,7 @@ import nbformat
 
 from .. import sandbox
 from ..sandbox import Student, outputs, wire
+from ..sandbox.launcher import GRACE
 from ..sandbox.outputs import Budget, OutputStream, error_output, finish
 from . import notebook
 from .errors import Status
@@ -89,7 +90,7 @@ class StudentFunction:
         try:
             reply = self._run.ask({"op": "call", "name": name, "args": encoded})
         except _CellTimedOut:
-            self._run.runaway.add(name)  # each runaway function costs one cell timeout
+            self._run.stop_calling(name)  # each runaway function costs one cell timeout
             raise
         for output in reply.get("outputs", []):
             stream = _stream_of(output)
@@ -241,6 +242,20 @@ class Run:
         self.cell_deadline = min(now + self.cell_timeout, self.wall_deadline)
         self.namespace.cache = {}
         self.budget.start_cell()
+
+    def stop_calling(self, name: str) -> None:
+        """Never run the student's function ``name`` again, here or in the student's process.
+
+        In the student's process the name is bound to a function that fails at
+        once, so the student's other functions that call it fail too instead of
+        each running into the time limit again.
+        """
+        self.runaway.add(name)
+        message = f"{name} ran past the {self.cell_timeout:g} s limit in an earlier test"
+        try:
+            self.student.request({"op": "disable", "name": name, "message": message}, GRACE)
+        except (sandbox.CellTimeout, sandbox.StudentGone, sandbox.Tampered):
+            pass  # then the calls from here are still refused
 
     def ask(self, message: dict[str, Any]) -> dict[str, Any]:
         """One request to the student's process within the current cell's deadline."""

@@ -266,8 +266,16 @@ class CheckCellMetadataOnce(CheckCellMetadata):
 
 
 def feedback_template(config: Config) -> Config:
-    """``config`` with nbgrader's own feedback template, found where formgrader keeps it."""
+    """``config`` with nbgrader's own feedback template, found where formgrader keeps it.
+
+    As nbgrader's converters do (``BaseConverter``), nbconvert's default
+    preprocessors are off; and the notebook is validated once, after the last
+    preprocessor, rather than after each of them (nbconvert 7.17 validates every
+    cell after every preprocessor, enabled or not: most of a page's time).
+    """
     template = Config(config)
+    template.Exporter.default_preprocessors = []
+    template.HTMLExporter.optimistic_validation = True
     template.HTMLExporter.template_name = "feedback"
     template.HTMLExporter.extra_template_basedirs = [str(FORMGRADER / "templates")]
     template.HTMLExporter.extra_template_paths = [

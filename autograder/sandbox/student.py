@@ -383,12 +383,24 @@ def call(shell: Any, name: str, encoded_args: list[Any]) -> dict[str, Any]:
     return reply
 
 
+def disable(shell: Any, name: str, message: str) -> dict[str, Any]:
+    """Bind ``name`` to a function that fails at once (it ran past its time limit)."""
+
+    def runaway(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(f"{message}; not called again")
+
+    runaway.__name__ = name
+    shell.user_ns[name] = runaway
+    return {"ok": True}
+
+
 def serve(shell: Any, sock: socket.socket) -> None:
     """Answer the grader's requests until it says bye or goes away."""
     handlers = {
         "run": lambda m: run_cell(shell, m["source"]),
         "lookup": lambda m: lookup(shell, m["name"]),
         "call": lambda m: call(shell, m["name"], m["args"]),
+        "disable": lambda m: disable(shell, str(m["name"]), str(m["message"])),
     }
     while True:
         try:
