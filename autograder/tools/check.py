@@ -21,7 +21,11 @@ from ..sandbox import Limits, Sandbox, StudentGone
 
 
 def _runs_nothing(cell: Any) -> bool:
-    """A test cell with no statement but its docstring: its checks are all hidden."""
+    """A release test cell with no statement but its docstring: its checks are all hidden.
+
+    The release is what nbgrader's ``ClearHiddenTests`` left of the source, so
+    this is a cell whose code was all between nbgrader's hidden-test markers.
+    """
     try:
         body = ast.parse(cell.source).body
     except SyntaxError:

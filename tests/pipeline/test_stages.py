@@ -1,0 +1,131 @@
+"""Does each later stage (score, report, feedback, record) do its one job on a tiny notebook?
+
+The notebook is built in the test: one answer, one passing and one failing
+test cell, and a written answer, so a broken stage fails here by name.
+"""
+
+import shutil
+
+import nbformat
+import pytest
+from nbgrader.api import Gradebook
+
+from autograder.pipeline import feedback, grade, internals, record, report, score
+from autograder.pipeline.course import find_assignment
+from autograder.pipeline.errors import Status
+from autograder.pipeline.notebook import Columns
+from autograder.pipeline.worker import Result
+
+from .. import lab
+
+
+def graded_cell(kind, grade_id, points, source="", outputs=()):
+    meta = {
+        "grade": kind in ("test", "manual"),
+        "solution": kind in ("answer", "manual"),
+        "locked": kind == "test",
+        "grade_id": grade_id,
+        "points": points,
+        "schema_version": 3,
+    }
+    if kind == "manual":
+        return nbformat.v4.new_markdown_cell(source, metadata={"nbgrader": meta})
+    cell = nbformat.v4.new_code_cell(source, metadata={"nbgrader": meta})
+    cell.outputs = [nbformat.from_dict(o) for o in outputs]
+    return cell
+
+
+FAILED = {
+    "output_type": "error",
+    "ename": "AssertionError",
+    "evalue": "wrong axis",
+    "traceback": ["AssertionError: wrong axis"],
+}
+
+
+@pytest.fixture
+def executed():
+    """An executed notebook: a passing test (2 points), a failing one (1), a written answer (2)."""
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            graded_cell("answer", "mean", 0, "def mean(v):\n    return 0"),
+            graded_cell("test", "test_mean", 2, "assert True"),
+            graded_cell("test", "test_mean_more", 1, "assert False", [FAILED]),
+            graded_cell("manual", "why", 2, "Because."),
+        ]
+    )
+    nb.metadata.language_info = {"name": "python"}  # nbconvert shows errors only then
+    return nb
+
+
+def test_score_gives_nbgraders_points(executed):
+    """Are passing tests full marks, failing ones zero, and the written answer left to a TA?"""
+    assert score.points(executed) == {"test_mean": 2, "test_mean_more": 0, "why": None}
+    assert score.messages(executed) == {"test_mean_more": "AssertionError: wrong axis"}
+
+
+def test_columns_qualify_only_shared_ids(executed):
+    """Is a grade_id used by two notebooks written with its notebook's name, and only then?"""
+    columns = Columns({"a.ipynb": executed, "b.ipynb": executed})
+    assert "a:test_mean" in columns.possible and "test_mean" not in columns.possible
+    single = Columns({"a.ipynb": executed})
+    assert list(single.possible) == ["test_mean", "test_mean_more", "why"]
+    assert single.tests() == {"test_mean": 2, "test_mean_more": 1}
+
+
+def test_report_writes_the_contract_csv(tmp_path):
+    """Does the CSV have the contract's header, points per column, empty for ungraded?"""
+    rows = [report.Row("ada", {"test_mean": 2.0, "why": None}, 5.0, "ok")]
+    report.write_csv(rows, ["test_mean", "why"], tmp_path / "grades.csv")
+    text = (tmp_path / "grades.csv").read_text().splitlines()
+    assert text == ["student_id,score,max_score,status,test_mean,why", "ada,2,5,ok,2,"]
+    assert "failed by 1 of 1" not in report.summary(rows, {"test_mean": 2.0})
+
+
+def test_feedback_page_shows_scores_and_notes(executed):
+    """Does the page carry the points, the failing message, and a note when not ok?"""
+    renderer = feedback.Renderer(lab.ASSIGNMENT.config)
+    columns = Columns({"n.ipynb": executed})
+    result = Result("ada", "", Status.TIMEOUT, "ran too long", {}, {}, {})
+    page = renderer.render("ada", {"n.ipynb": executed}, columns, score.points(executed), result)
+    assert "wrong axis" in page and "Grading note" in page and "Ran too long" in page
+    assert "Score: 2.0 / 5.0" in page
+
+
+def test_status_note_is_absent_when_ok(executed):
+    """Is there no grading note on an ok page?"""
+    renderer = feedback.Renderer(lab.ASSIGNMENT.config)
+    columns = Columns({"n.ipynb": executed})
+    result = Result("ada", "", Status.OK, "", {}, {}, {})
+    page = renderer.render("ada", {"n.ipynb": executed}, columns, {}, result)
+    assert "Grading note" not in page
+
+
+def test_steps_come_from_nbgraders_configuration():
+    """Are the steps nbgrader's configured lists, split around Execute and SaveAutoGrades?"""
+    steps = internals.autograde_steps(lab.ASSIGNMENT.config)
+    names = [s.__name__ for s in steps.after_save]
+    assert names[0] == "SaveAutoGrades" and "AssignLatePenalties" in names
+    assert "CheckCellMetadataOnce" in [s.__name__ for s in steps.sanitize]
+    assert "Execute" not in [s.__name__ for s in steps.after_execute]
+
+
+def test_record_writes_gradebook_and_page(tmp_path):
+    """Does recording put the scores in the gradebook and write the feedback page?"""
+    course_dir = tmp_path / "course"
+    course_dir.mkdir()
+    for name in lab.CONFIG_FILES:
+        shutil.copy(lab.ROOT / name, course_dir / name)
+    shutil.copytree(lab.ROOT / "source", course_dir / "source")
+    assignment = find_assignment(course_dir)
+    db_url = grade.ensure_gradebook(assignment)
+    recorder = record.Recorder(assignment, db_url, tmp_path / "out")
+    result = Result("ada", "x", Status.UNREADABLE, "the file is empty", {}, {}, {})
+    result.feedback = "<html>page</html>"
+    path = recorder.save(result)
+    recorder.close()
+    assert path.read_text() == "<html>page</html>"
+    with Gradebook(db_url) as gb:
+        (submission,) = gb.assignment_submissions(assignment.id)
+        assert submission.student_id == "ada" and submission.score == 0
+        assert not submission.needs_manual_grade  # nothing to grade by hand in an empty file
