@@ -11,6 +11,7 @@ the parallel workers instead of one after another.
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -59,11 +60,12 @@ class KnownGrades(NbGraderPreprocessor):
 
     def preprocess(self, nb: Any, resources: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         earned = resources["nbgrader"]["points"]
+        comments = resources["nbgrader"].get("comments", {})
         possible = notebook.points(nb)
         for cell in nb.cells:
             meta = notebook.nbgrader_meta(cell)
             if meta.get("solution") or meta.get("task"):
-                meta["comment"] = None
+                meta["comment"] = comments.get(meta.get("grade_id"))
             if meta.get("grade"):
                 meta["score"] = earned.get(meta["grade_id"])
                 meta["points"] = possible[meta["grade_id"]]
@@ -79,6 +81,26 @@ def status_cell(status: Any, detail: str) -> Any:
     return nbformat.v4.new_markdown_cell(
         f"> **Grading note: `{status}`.** {detail}. The points below are what the "
         "parts that could be graded earned; a TA has been told."
+    )
+
+
+def awaiting(html: str, grade_id: str, possible: float) -> str:
+    """``html`` with an ungraded written answer's "Score: 0.0 / N" read as awaiting a TA.
+
+    nbgrader's template prints a missing score as 0, which reads as a fail; the
+    summary line and the cell's heading say "awaiting a TA" instead.
+    """
+    anchor = re.escape(grade_id)
+    note = f"awaiting a TA ({possible:g} points)"
+    html = re.sub(
+        rf'(<a href="#{anchor}">[^<]*</a>) \(Score: [0-9.]+ / [0-9.]+\)', rf"\1 ({note})", html
+    )
+    return re.sub(
+        rf'(<a name="{anchor}"></a>.*?)Score: [0-9.]+ / [0-9.]+',
+        lambda m: m.group(1) + note[:1].upper() + note[1:],
+        html,
+        count=1,
+        flags=re.DOTALL,
     )
 
 
@@ -109,17 +131,24 @@ class Renderer:
         columns: Columns,
         points: dict[str, float | None],
         graded: Graded,
+        comments: dict[str, str] | None = None,
     ) -> str:
         """The feedback page (HTML) for one student's executed notebooks.
 
         notebooks: ``{notebook file name: executed notebook, or None}``;
-        points: ``{column: points}``.
+        points: ``{column: points}``, None for an answer a TA has not graded yet;
+        comments: ``{column: the TA's comment}``.
         """
         nb = self.page(notebooks, columns)
         if str(graded.status) != "ok":
             nb.cells.insert(0, status_cell(graded.status, graded.detail))
-        resources = {"nbgrader": {"student": student_id, "points": points}}
+        resources = {
+            "nbgrader": {"student": student_id, "points": points, "comments": comments or {}}
+        }
         html, _ = self.exporter.from_notebook_node(nb, resources=resources)
+        manual = set(columns.possible) - set(columns.test_columns)
+        for column in sorted(c for c in manual if points.get(c) is None):
+            html = awaiting(html, column, columns.possible[column])
         return html
 
     @staticmethod

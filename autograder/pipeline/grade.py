@@ -267,6 +267,9 @@ def _grade_locked(
         run.dry_run, run.ledger = dry_run, ledger
         try:
             run.grade_all(todo, jobs)
+            graded = {sub.student_id for sub in todo}
+            run.refresh_unchanged([sub for sub in found if sub.student_id not in graded])
+            run.close()
         except KeyboardInterrupt:
             print(
                 f"\ninterrupted: {len(rows)} of {len(found)} submission(s) graded and kept; "
@@ -338,14 +341,51 @@ class Run:
             result.feedback = self.renderer.render(
                 result.student_id, result.notebooks, self.columns, result.points, result
             )
-        self.start_recording().save(result, sub.timestamp)
+        recorder = self.start_recording()
+        recorder.save(result, sub.timestamp)
         self.peak = max(self.peak, result.peak_kib)
         self.rows[sub.student_id] = _row(result, self.columns)
+        self.add_manual(sub.student_id, result.notebooks)
         if result.status != Status.GRADER_ERROR:  # a rerun tries those again
             key = f"{sub.sha256}:{self.settings_key}"
             self.state.save(sub.student_id, key, self.rows[sub.student_id])
             if self.ledger is not None:
                 self.ledger.save(sub.student_id, key, self.rows[sub.student_id])
+
+    def add_manual(self, student_id: str, notebooks: dict[str, Any] | None = None) -> bool:
+        """Put a TA's grades and comments from the gradebook into the row and the page.
+
+        notebooks: the executed notebooks, if at hand (else read back from where
+        they were recorded). Returns whether anything changed.
+        """
+        recorder = self.start_recording()
+        points, comments = record.manual_grades(
+            recorder.gradebook, self.assignment, student_id, self.columns
+        )
+        row = self.rows[student_id]
+        wanted = {**row.points, **points}
+        if wanted == row.points and comments == row.comments:
+            return False
+        if notebooks is None:
+            notebooks = {}
+            for name in self.assignment.notebooks:
+                path = recorder.autograded_path(student_id, name)
+                notebooks[name] = notebook.read(path) if path.exists() else None
+        row.points, row.comments = wanted, comments
+        if self.renderer is None:
+            self.renderer = feedback.Renderer(self.assignment.config)
+        page = self.renderer.render(student_id, notebooks, self.columns, wanted, row, comments)
+        record.write_atomic(self.out / "feedback" / f"{student_id}.html", page)
+        return True
+
+    def refresh_unchanged(self, skipped: list[Submission]) -> None:
+        """Bring rows of students not regraded up to date with a TA's grading since."""
+        for sub in skipped:
+            if self.add_manual(sub.student_id):
+                key = f"{sub.sha256}:{self.settings_key}"
+                self.state.save(sub.student_id, key, self.rows[sub.student_id])
+                if self.ledger is not None:
+                    self.ledger.save(sub.student_id, key, self.rows[sub.student_id])
 
     def grade_all(self, todo: list[Submission], jobs: int) -> None:
         """Grade ``todo`` in worker processes, recording each result as it arrives."""
@@ -385,8 +425,11 @@ class Run:
         self.start_recording()  # the gradebook must exist for formgrader, even if all failed
         for sub in list(remaining.values()):  # the pool kept dying: still, everyone gets a row
             self.record_one(sub, _grader_error(sub, RuntimeError("worker processes kept dying")))
-        assert self.recorder is not None
-        self.recorder.close()
+
+    def close(self) -> None:
+        """Close the gradebook connection."""
+        if self.recorder is not None:
+            self.recorder.close()
 
 
 def _outcome(future: Future[worker.Result], sub: Submission) -> worker.Result:

@@ -15,7 +15,7 @@ import os
 import tempfile
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
@@ -66,12 +66,9 @@ class Recorder:
         """
         a, sid = self.assignment, result.student_id
         for name, nb in result.notebooks.items():
-            if nb is None:
-                continue
-            target = a.autograded(sid, name)
-            if self.autograded is not None:
-                target = self.autograded / a.submission_path(sid, name)
-            write_atomic(target, nbformat.writes(nbformat.from_dict(nb)))
+            if nb is not None:
+                target = self.autograded_path(sid, name)
+                write_atomic(target, nbformat.writes(nbformat.from_dict(nb)))
         with internals.one_transaction(self.gradebook) as gb:
             gb.update_or_create_student(sid)
             gb.update_or_create_submission(a.id, sid, timestamp=timestamp)
@@ -88,12 +85,46 @@ class Recorder:
         write_atomic(path, result.feedback or "")
         return path
 
+    def autograded_path(self, student_id: str, name: str) -> Path:
+        """Where a student's graded notebook is written."""
+        if self.autograded is not None:
+            return self.autograded / self.assignment.submission_path(student_id, name)
+        return self.assignment.autograded(student_id, name)
+
     def _zero(self, gb: Gradebook, student_id: str, name: str) -> None:
         """Every grade of a notebook that could not be graded: 0, nothing left to grade by hand."""
         submitted = gb.find_submission_notebook(Path(name).stem, self.assignment.id, student_id)
         for grade in submitted.grades:
             grade.auto_score = 0
             grade.needs_manual_grade = False
+
+
+def manual_grades(
+    gb: Gradebook, assignment: Assignment, student_id: str, columns: Any
+) -> tuple[dict[str, float | None], dict[str, str]]:
+    """What a TA gave by hand: ``({column: points or None}, {column: comment})``.
+
+    Points are None for an answer not graded by hand yet; only the cells no
+    test grades (the written answers) are read.
+    """
+    points: dict[str, float | None] = {}
+    comments: dict[str, str] = {}
+    try:
+        submission = gb.find_submission(assignment.id, student_id)
+    except MissingEntry:
+        return points, comments
+    manual = set(columns.possible) - set(columns.test_columns)
+    for nb in submission.notebooks:
+        name = f"{nb.name}.ipynb"
+        for grade in nb.grades:
+            column = columns.of.get((name, grade.name))
+            if column in manual:
+                points[column] = grade.manual_score
+        for comment in nb.comments:
+            column = columns.of.get((name, comment.name))
+            if column in manual and comment.manual_comment:
+                comments[column] = comment.manual_comment
+    return points, comments
 
 
 def gradebook_has_assignment(db_url: str, assignment: Assignment) -> bool:

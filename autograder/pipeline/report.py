@@ -33,6 +33,7 @@ class Row:
     status: str = "ok"
     detail: str = ""
     messages: dict = field(default_factory=dict)
+    comments: dict = field(default_factory=dict)  # a TA's comments on written answers
 
     @property
     def score(self) -> float:

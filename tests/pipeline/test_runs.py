@@ -98,3 +98,30 @@ def test_two_runs_at_once_take_turns(tmp_path, release_nb, solution_nb):
         for name in ("one", "two"):
             assert csv_scores(base / name)["ada"] == 39
         assert gradebook_scores(course_dir)["ada"] == 39
+
+
+def test_a_tas_grade_reaches_the_csv_and_the_page(small_class):
+    """After a TA grades the written answer, does a rerun show it (and the rest still wait)?"""
+    course_dir, subs, base = small_class
+    out = base / "grades"
+    assert lab.grade_command(subs, course_dir, out).returncode == 0
+    page = (out / "feedback" / "ada.html").read_text()
+    assert "awaiting a TA (2 points)" in page and "Awaiting a TA (2 points)" in page
+    assert (
+        csv_scores(out)["ada"] == 39
+        and report.read_csv(out / "grades.csv")[0]["why_not_average"] == ""
+    )
+    with Gradebook(f"sqlite:///{course_dir / 'gradebook.db'}") as gb:  # as formgrader does
+        grade = gb.find_grade("why_not_average", "multi_head", lab.ASSIGNMENT.id, "ada")
+        grade.manual_score = 1.5
+        comment = gb.find_comment("why_not_average", "multi_head", lab.ASSIGNMENT.id, "ada")
+        comment.manual_comment = "Good, but say why the average forgets who said what."
+        gb.db.commit()
+    again = lab.grade_command(subs, course_dir, out)
+    assert "0 to grade, 2 unchanged" in again.stderr
+    rows = {r["student_id"]: r for r in report.read_csv(out / "grades.csv")}
+    assert rows["ada"]["why_not_average"] == "1.5" and float(rows["ada"]["score"]) == 40.5
+    page = (out / "feedback" / "ada.html").read_text()
+    assert "forgets who said what" in page and "awaiting a TA" not in page
+    assert "awaiting a TA" in (out / "feedback" / "ben.html").read_text()
+    assert gradebook_scores(course_dir)["ada"] == 40.5
