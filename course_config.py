@@ -6,7 +6,13 @@ so the stock commands (``nbgrader generate_assignment``, ``autograde``,
 all grade with the same settings.
 """
 
+import os
+
 c = get_config()  # noqa: F821 -- provided by traitlets when it loads the file
+
+# nbgrader's exchange (release, submit, fetch feedback) lives in the course
+# folder, so formgrader finds it wherever the course is cloned.
+c.Exchange.root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "exchange")
 
 c.CourseDirectory.course_id = "tiny-gpt-08"
 c.CourseDirectory.source_directory = "source"

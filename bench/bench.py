@@ -151,6 +151,24 @@ def run_failures(files, count, jobs, stock_results):
     return problems
 
 
+def run_runaway(files, jobs, without_seconds):
+    """Grade the class with one student swapped for a function that loops; print both times."""
+    files = dict(files)
+    release_nb, solution_nb = (notebook.read(ROOT / p) for p in (course.RELEASE, course.SOLUTION))
+    first = sorted(files)[0]
+    files[first] = hostile.CASES["runaway_attention"].build(release_nb, solution_nb, {})
+    with tempfile.TemporaryDirectory(prefix="bench-runaway-") as scratch:
+        seconds, rows = time_ours(files, jobs, Path(scratch))
+    timeout = float(course.ASSIGNMENT.config.Execute.get("timeout", 30))
+    print("\nthe same class with one student's attention_weights looping forever:")
+    print(f"python -m autograder     : {seconds:7.1f} s  (without it: {without_seconds:.1f} s)")
+    print(
+        f"difference               : {seconds - without_seconds:7.1f} s  "
+        f"(one cell timeout is {timeout:g} s); its row: {rows[first]['status']}"
+    )
+    return [] if rows[first]["status"] == "timeout" else [f"{first}: not a timeout row"]
+
+
 def main():
     """Run both graders on the same class; print the comparison."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -179,6 +197,8 @@ def main():
     print(f"ratio                    : {stock_seconds / our_seconds:.1f}x faster")
     print(f"scores                   : {'identical' if not differ else f'DIFFER for {differ}'}")
     problems = run_failures(files, args.failures, args.jobs, stock_results) if args.failures else []
+    if args.failures:
+        problems += run_runaway(files, args.jobs, our_seconds)
     return 1 if differ or problems else 0
 
 

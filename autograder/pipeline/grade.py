@@ -55,6 +55,9 @@ def ensure_gradebook(assignment: Assignment, db_url: str | None = None) -> str:
     stamp = _stamp_path(db_url, assignment)
     current = _sources_hash(assignment)
     recorded = stamp is not None and stamp.is_file() and stamp.read_text() == current
+    exchange = assignment.config.Exchange.get("root")
+    if exchange and db_url == str(course_directory(assignment.root, assignment.config).db_url):
+        Path(exchange).mkdir(parents=True, exist_ok=True)  # formgrader wants it to exist
     if not (recorded and record.gradebook_has_assignment(db_url, assignment)):
         internals.record_assignment(coursedir, assignment.config)
         if stamp is not None:
@@ -342,7 +345,7 @@ class Run:
                 result.student_id, result.notebooks, self.columns, result.points, result
             )
         recorder = self.start_recording()
-        recorder.save(result, sub.timestamp)
+        recorder.save(result, sub.timestamp, sub.files)
         self.peak = max(self.peak, result.peak_kib)
         self.rows[sub.student_id] = _row(result, self.columns)
         self.add_manual(sub.student_id, result.notebooks)

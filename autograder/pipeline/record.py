@@ -59,12 +59,26 @@ class Recorder:
         """Close the gradebook connection."""
         self.gradebook.close()
 
-    def save(self, result: Result, timestamp: datetime | None = None) -> Path:
+    def save(
+        self,
+        result: Result,
+        timestamp: datetime | None = None,
+        submitted: dict[str, bytes] | None = None,
+    ) -> Path:
         """Record one graded submission; returns the feedback page's path.
 
         timestamp: when it was handed in (None: not known), for late penalties.
+        submitted: the files as handed in, kept where nbgrader keeps submissions
+        (``submitted/<student>/<assignment>/``) so formgrader lists them and can
+        autograde them again; not kept by a dry run.
         """
         a, sid = self.assignment, result.student_id
+        if submitted is not None and self.autograded is None:
+            folder = a.folder("submitted_directory", sid)
+            for name, data in submitted.items():
+                write_atomic(folder / name, data)
+            if timestamp is not None:
+                write_atomic(folder / "timestamp.txt", timestamp.isoformat(sep=" "))
         for name, nb in result.notebooks.items():
             if nb is not None:
                 target = self.autograded_path(sid, name)

@@ -1,0 +1,110 @@
+"""Can a TA grade the written answer in formgrader and see it in grades.csv and the page?
+
+Formgrader runs as it does for a TA, a Jupyter server on 127.0.0.1 in the
+course folder; the test talks to its HTTP API as formgrader's page does.
+"""
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import nbformat
+import pytest
+
+from autograder.pipeline import notebook, report
+from autograder.tools.nbgrader_cli import scratch_course
+
+from .. import lab
+
+pytestmark = pytest.mark.slow
+TOKEN = "formgrader-test"
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class Formgrader:
+    """A Jupyter server with nbgrader's formgrader, serving a course on the loopback."""
+
+    def __init__(self, course_dir):
+        self.base = f"http://127.0.0.1:{free_port()}"
+        port = self.base.rsplit(":", 1)[1]
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "jupyter", "server", "--no-browser", "--allow-root",
+             "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
+             f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={course_dir}"],
+            cwd=course_dir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                self.call("GET", "/api/status")
+                return
+            except OSError:
+                time.sleep(0.5)
+        self.stop()
+        raise AssertionError("formgrader did not start")
+
+    def call(self, method, path, body=None):
+        request = urllib.request.Request(
+            self.base + path,
+            method=method,
+            data=None if body is None else json.dumps(body).encode(),
+            headers={"Authorization": f"token {TOKEN}", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return json.loads(response.read() or b"null")
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=30)
+
+
+def test_manual_grade_round_trip(tmp_path, release_nb, solution_nb):
+    """Grade, list and grade by hand in formgrader, grade again: do CSV and page show it?"""
+    course_dir = scratch_course(lab.ROOT, tmp_path / "course", release=True)
+    subs, out = tmp_path / "subs", tmp_path / "grades"
+    solved = notebook.fill(release_nb, notebook.answers(solution_nb))
+    for student in ("ada", "ben"):
+        path = subs / lab.submission_path(student)
+        path.parent.mkdir(parents=True)
+        path.write_text(nbformat.writes(solved))
+    assert lab.grade_command(subs, course_dir, out).returncode == 0
+    server = Formgrader(course_dir)
+    try:
+        (assignment,) = server.call("GET", "/formgrader/api/assignments")
+        assert assignment["num_submissions"] == 2  # submissions kept where formgrader looks
+        notebook_id = lab.NOTEBOOK.removesuffix(".ipynb")
+        listed = server.call(
+            "GET", f"/formgrader/api/submitted_notebooks/{lab.ASSIGNMENT.id}/{notebook_id}"
+        )
+        ada = next(s for s in listed if s["student"] == "ada")
+        assert ada["needs_manual_grade"]
+        grades = server.call("GET", f"/formgrader/api/grades?submission_id={ada['id']}")
+        written = next(g for g in grades if g["name"] == "why_not_average")
+        server.call("PUT", f"/formgrader/api/grade/{written['id']}", {"manual_score": 1.5})
+        comments = server.call("GET", f"/formgrader/api/comments?submission_id={ada['id']}")
+        comment = next(c for c in comments if c["name"] == "why_not_average")
+        text = "Right idea; say what the average cannot undo."
+        server.call("PUT", f"/formgrader/api/comment/{comment['id']}", {"manual_comment": text})
+        autograded = server.call(
+            "POST", f"/formgrader/api/submission/{lab.ASSIGNMENT.id}/ben/autograde", {}
+        )
+        assert autograded["success"], autograded  # its Autograde button finds the submission
+    finally:
+        server.stop()
+    again = lab.grade_command(subs, course_dir, out)
+    assert again.returncode == 0 and "0 to grade, 2 unchanged" in again.stderr
+    rows = {r["student_id"]: r for r in report.read_csv(out / "grades.csv")}
+    assert rows["ada"]["why_not_average"] == "1.5" and float(rows["ada"]["score"]) == 40.5
+    assert rows["ben"]["why_not_average"] == ""
+    page = (out / "feedback" / "ada.html").read_text()
+    assert "what the average cannot undo" in page and "awaiting a TA" not in page
+    assert "awaiting a TA" in (out / "feedback" / "ben.html").read_text()
+    assert (course_dir / "exchange").is_dir()  # formgrader's exchange, in the course
