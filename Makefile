@@ -3,23 +3,28 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: help setup grade test test-fast lint generate format bench constraints clean
+.PHONY: help setup grade test test-fast lint generate format bench bench-scale constraints clean
 
 ## List the commands.
 help:
 	@awk '/^## /{doc=substr($$0, 4); next} /^[a-z-]+:/{if (doc) printf "  make %-12s %s\n", substr($$1, 1, length($$1)-1), doc; doc=""}' $(MAKEFILE_LIST)
 
-## Create .venv with the pinned packages (and bubblewrap, as root, with apt).
+## Create .venv with the pinned packages (and bubblewrap and chromium, as root, with apt).
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet --constraint constraints.txt --editable '.[test]'
-	@# The grader sandboxes student code with bubblewrap; install it where we can.
-	@command -v bwrap >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
-		&& apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; } \
-		|| echo "WARNING: bubblewrap is missing: install it (apt-get install bubblewrap) to sandbox student code"
+	@# The grader sandboxes student code with bubblewrap; the tests look at pages in
+	@# Chromium. Install what is missing where we can (as root, with apt).
+	@missing=""; command -v bwrap >/dev/null 2>&1 || missing="bubblewrap"; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+		else echo "WARNING: install$$missing (apt-get install$$missing): bubblewrap sandboxes student code, chromium runs the page tests"; fi; \
+	fi
 	touch $@
 
 ## Grade the bundled sample class and print the results.
@@ -52,6 +57,10 @@ format: setup
 ## Time stock nbgrader against ours on 60 submissions, then with failure cases mixed in.
 bench: setup
 	$(PY) bench/bench.py --students 60 --failures 16
+
+## Grade classes of 60 and 1,000 (failure cases mixed in): time and memory per submission.
+bench-scale: setup
+	$(PY) bench/bench.py --scale 1000 --jobs 2
 
 ## Re-pin the exact versions after changing pyproject.toml's ranges.
 constraints: setup

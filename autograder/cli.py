@@ -1,4 +1,4 @@
-"""The command line: ``python -m autograder {grade,check,generate,corpus} ...``.
+"""The command line: ``python -m autograder {grade,check,export,gradescope,generate,corpus}``.
 
 A thin layer: each subcommand parses its options and calls a plain function
 with keyword arguments (:func:`~autograder.pipeline.grade.grade`,
@@ -16,7 +16,7 @@ from typing import Any
 
 from .pipeline import grade
 from .pipeline.errors import UserError
-from .tools import check, corpus, generate
+from .tools import check, corpus, export, generate, gradescope
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -51,12 +51,46 @@ def _grade_parser(commands: Any) -> None:
     )
     parser.add_argument("--pattern", help="regex with a (?P<student>...) group, for LMS file names")
     parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="a running Dask scheduler (tcp://HOST:8786) whose workers grade instead",
+    )
+    parser.add_argument(
         "--no-sandbox",
         dest="sandbox",
         action="store_false",
         help="run student code without bubblewrap (only for code you trust)",
     )
     parser.set_defaults(run=grade.grade, positional=["submissions"])
+
+
+def _export_parsers(commands: Any) -> None:
+    top = commands.add_parser(
+        "export",
+        help="fill an LMS's grade file with this assignment's totals",
+        description="Fill a file exported from Canvas or Moodle with the gradebook's totals.",
+    )
+    kinds = top.add_subparsers(dest="lms", required=True)
+    to_canvas = kinds.add_parser(
+        "canvas",
+        help="fill a Canvas gradebook export",
+        description="Fill a gradebook exported from Canvas with this assignment's totals.",
+    )
+    to_canvas.add_argument("--template", required=True, help="the gradebook CSV Canvas exported")
+    to_canvas.add_argument("--column", help="the assignment's column (default: the one naming it)")
+    to_canvas.add_argument("--out", default="grades/canvas.csv", help="the CSV to import")
+    _common(to_canvas)
+    to_canvas.set_defaults(run=export.canvas, positional=[], drop=["lms"])
+    to_moodle = kinds.add_parser(
+        "moodle",
+        help="fill a Moodle grading worksheet",
+        description="Fill Moodle's offline grading worksheet; zip the feedback pages for upload.",
+    )
+    to_moodle.add_argument("--worksheet", required=True, help="the worksheet Moodle exported")
+    to_moodle.add_argument("--out", default="grades/moodle.csv", help="the CSV to upload")
+    to_moodle.add_argument("--feedback", default="grades/feedback", help="the feedback pages")
+    _common(to_moodle)
+    to_moodle.set_defaults(run=export.moodle, positional=[], drop=["lms"])
 
 
 def parser() -> argparse.ArgumentParser:
@@ -74,8 +108,7 @@ def parser() -> argparse.ArgumentParser:
     )
     checking.add_argument("path", metavar="notebook", help="your notebook")
     _common(checking)
-    checking.add_argument("--timeout", type=float, default=30, help="seconds per cell")
-    checking.add_argument("--wall", type=float, default=300, help="seconds for the notebook")
+    checking.add_argument("--timeout", type=float, default=60, help="seconds per cell (60)")
     checking.set_defaults(run=check.check, positional=["path"])
     table = commands.add_parser(
         "corpus", help="grade the answer corpus with stock nbgrader and print what it catches"
@@ -84,6 +117,15 @@ def parser() -> argparse.ArgumentParser:
     table.add_argument("--jobs", type=int, default=2)
     table.add_argument("--readme", action="store_true", help="also update README.md's table")
     table.set_defaults(run=corpus.main, positional=[])
+    _export_parsers(commands)
+    packing = commands.add_parser(
+        "gradescope",
+        help="build autograder.zip for Gradescope",
+        description="Write DIR/autograder.zip: setup.sh, run_autograder and the course files.",
+    )
+    _common(packing)
+    packing.add_argument("--out", default="gradescope", help="where autograder.zip goes")
+    packing.set_defaults(run=gradescope.build, positional=[])
     regenerate = commands.add_parser(
         "generate", help="regenerate an assignment's release/ and solutions/ (and the samples)"
     )
@@ -97,7 +139,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = vars(parser().parse_args(argv))
     run: Callable[..., int] = args.pop("run")
     positional = [args.pop(name) for name in args.pop("positional")]
-    args.pop("command")
+    for name in ["command", *args.pop("drop", [])]:
+        args.pop(name)
     try:
         return run(*positional, **args)
     except UserError as error:

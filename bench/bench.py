@@ -13,7 +13,14 @@ stock nbgrader has no memory limit or sandbox to survive them. It checks that
 every student got a row with the status the case calls for, and that the
 others still score what stock nbgrader gave them.
 
-    python bench/bench.py [--students 60] [--jobs N] [--failures K]
+    python bench/bench.py [--students 60] [--jobs N] [--failures K] [--runaway-timeout S]
+
+With ``--scale N`` (``make bench-scale``: 1,000), it measures how our grader
+scales instead: a class of 60 and a class of N, both with the same share of
+failure cases (16 in 60) and a 3 s cell limit, graded with ``--jobs``; for each
+it prints wall time, seconds per submission and the peak memory of the main
+process and of the largest worker. The cost per submission and the main
+process's memory must not grow with the class.
 
 Run it on an otherwise idle machine; timings on shared machines are noisy,
 which is why this is a script and not a test.
@@ -21,6 +28,7 @@ which is why this is a script and not a test.
 
 import argparse
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -89,8 +97,12 @@ def time_stock(submissions, assignment=None):
     return time.perf_counter() - start, results
 
 
-def time_ours(files, jobs, scratch, assignment=None):
-    """Seconds for ``python -m autograder grade`` over ``{student_id: bytes}``, and its rows."""
+def time_ours(files, jobs, scratch, assignment=None, *extra):
+    """Seconds for ``python -m autograder grade`` over ``{student_id: bytes}``, and its rows.
+
+    extra: more options for ``grade`` (``--timeout 3``). The command's output is
+    kept in ``scratch/grade.out`` (see :func:`peak_memory`).
+    """
     assignment = assignment or course.ASSIGNMENT
     course_dir, folder, out = scratch / "course", scratch / "class", scratch / "out"
     scratch_course(ROOT, course_dir, release=True)
@@ -100,10 +112,11 @@ def time_ours(files, jobs, scratch, assignment=None):
         path.write_bytes(data)
     command = [sys.executable, "-m", "autograder", "grade", str(folder),
                "--course", str(course_dir), "--out", str(out), "--jobs", str(jobs),
-               "--assignment", assignment.id]  # fmt: skip
+               "--assignment", assignment.id, *extra]  # fmt: skip
     start = time.perf_counter()
-    subprocess.run(command, check=True, capture_output=True, cwd=ROOT)
+    done = subprocess.run(command, check=True, capture_output=True, text=True, cwd=ROOT)
     seconds = time.perf_counter() - start
+    (scratch / "grade.out").write_text(done.stdout)
     return seconds, {r["student_id"]: r for r in report.read_csv(out / "grades.csv")}
 
 
@@ -151,15 +164,52 @@ def run_failures(files, count, jobs, stock_results):
     return problems
 
 
-def run_runaway(files, jobs, without_seconds):
-    """Grade the class with one student swapped for a function that loops; print both times."""
+def peak_memory(output):
+    """``(main MiB, largest worker MiB)`` from the summary ``grade`` prints."""
+    found = re.search(r"grader peak memory: main (\d+) MiB, largest worker (\d+) MiB", output)
+    return (int(found.group(1)), int(found.group(2))) if found else (0, 0)
+
+
+def run_scale(sizes, jobs, timeout=3):
+    """Grade classes of each size with the failure mix; print time and memory per size."""
+    print(f"scale: classes with {SCALE_SHARE[0]} failure cases in {SCALE_SHARE[1]}, "
+          f"--jobs {jobs}, --timeout {timeout:g}")  # fmt: skip
+    print(f"{'students':>9} {'wall s':>8} {'s each':>7} {'main MiB':>9} {'worker MiB':>11}")
+    measured = []
+    for size in sizes:
+        files = as_files(build_class(size))
+        with tempfile.TemporaryDirectory(prefix="bench-scale-") as scratch:
+            scratch = Path(scratch)
+            context = {
+                "course": scratch / "course", "out": scratch / "out",
+                "submissions": scratch / "class", "port": _unused_port(),
+            }  # fmt: skip
+            count = round(size * SCALE_SHARE[0] / SCALE_SHARE[1])
+            files, _ = mix_in_failures(files, count, context)
+            seconds, rows = time_ours(files, jobs, scratch, None, "--timeout", f"{timeout:g}")
+            main_mib, worker_mib = peak_memory((scratch / "grade.out").read_text())
+        assert len(rows) == size, f"{size - len(rows)} submissions got no row"
+        print(f"{size:9d} {seconds:8.1f} {seconds / size:7.2f} {main_mib:9d} {worker_mib:11d}")
+        measured.append((size, seconds, main_mib))
+    return measured
+
+
+SCALE_SHARE = (16, 60)  # failure cases per students, as in `make bench`
+
+
+def run_runaway(files, jobs, without_seconds, timeout=None):
+    """Grade the class with one student swapped for a function that loops; print both times.
+
+    timeout: the cell limit for this run (default: the course's).
+    """
     files = dict(files)
     release_nb, solution_nb = (notebook.read(ROOT / p) for p in (course.RELEASE, course.SOLUTION))
     first = sorted(files)[0]
     files[first] = hostile.CASES["runaway_attention"].build(release_nb, solution_nb, {})
+    extra = ["--timeout", f"{timeout:g}"] if timeout else []
     with tempfile.TemporaryDirectory(prefix="bench-runaway-") as scratch:
-        seconds, rows = time_ours(files, jobs, Path(scratch))
-    timeout = float(course.ASSIGNMENT.config.Execute.get("timeout", 30))
+        seconds, rows = time_ours(files, jobs, Path(scratch), None, *extra)
+    timeout = timeout or float(course.ASSIGNMENT.config.Execute.get("timeout", 30))
     print("\nthe same class with one student's attention_weights looping forever:")
     print(f"python -m autograder     : {seconds:7.1f} s  (without it: {without_seconds:.1f} s)")
     print(
@@ -176,7 +226,14 @@ def main():
     parser.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)))
     parser.add_argument("--failures", type=int, default=0, help="failure cases to mix in, then")
     parser.add_argument("--assignment", help="an assignment under source/ (default: the only one)")
+    parser.add_argument(
+        "--runaway-timeout", type=float, help="cell limit for the runaway run (course's)"
+    )
+    parser.add_argument("--scale", type=int, help="measure classes of 60 and of this size instead")
     args = parser.parse_args()
+    if args.scale:
+        run_scale(sorted({60, args.scale}), args.jobs)
+        return 0
     try:
         assignment = find_assignment(ROOT, args.assignment)
     except UserError as error:
@@ -198,7 +255,7 @@ def main():
     print(f"scores                   : {'identical' if not differ else f'DIFFER for {differ}'}")
     problems = run_failures(files, args.failures, args.jobs, stock_results) if args.failures else []
     if args.failures:
-        problems += run_runaway(files, args.jobs, our_seconds)
+        problems += run_runaway(files, args.jobs, our_seconds, args.runaway_timeout)
     return 1 if differ or problems else 0
 
 

@@ -68,6 +68,30 @@ def stock_graded(source_nb, release_nb, solution_nb, entries, request):
     return results
 
 
+@pytest.fixture(scope="session")
+def graded_samples(tmp_path_factory):
+    """The sample class graded once in a scratch course: ``{"course", "out", "done"}``.
+
+    What the tests of feedback pages, the class report and the exports look at.
+    """
+    from autograder.tools.nbgrader_cli import scratch_course
+
+    base = tmp_path_factory.mktemp("samples")
+    course_dir = scratch_course(course.ROOT, base / "course", release=True)
+    out = base / "grades"
+    done = course.grade_command(course.ROOT / course.SAMPLE_CLASS, course_dir, out)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return {"course": course_dir, "out": out, "done": done}
+
+
+@pytest.fixture(scope="session")
+def graded_class(tmp_path_factory, release_nb, solution_nb):
+    """The hostile class graded once (see tests/classes.py): rows, output, what changed."""
+    from .classes import build_and_grade
+
+    return build_and_grade(tmp_path_factory, release_nb, solution_nb)
+
+
 def pytest_terminal_summary(terminalreporter, config):
     """Print what the hidden tests catch, when the corpus was graded."""
     text = config.stash.get(CORPUS_TABLE, None)

@@ -72,11 +72,15 @@ def test_every_test_is_named_after_an_answer(source_nb):
             assert pattern.fullmatch(notebook.grade_id(cell)), notebook.grade_id(cell)
 
 
-def test_test_cells_open_with_a_docstring(source_nb):
-    """Does every test cell say, first, what it checks?"""
+def test_test_cells_open_with_what_they_check(source_nb):
+    """Does every test cell say, first, what it checks (a hidden one in a comment)?"""
     for cell in source_nb.cells:
         if notebook.is_test(cell):
-            assert cell.source.startswith('"""'), notebook.grade_id(cell)
+            hidden = "BEGIN HIDDEN TESTS" in cell.source
+            assert cell.source.startswith("# Hidden test: " if hidden else '"""'), (
+                notebook.grade_id(cell)
+            )
+            assert len(notebook.what_it_checks(cell.source)) > 20, notebook.grade_id(cell)
 
 
 def test_notebook_metadata_is_minimal(source_nb):

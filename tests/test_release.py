@@ -1,5 +1,6 @@
 """Does the student notebook leak nothing, and grade as it should?"""
 
+import ast
 import re
 
 import pytest
@@ -50,6 +51,7 @@ def test_no_solution_or_hidden_text_in_release(source_nb, release_nb):
     # shared with a visible test, a line of the public helper) gives nothing away.
     secret = {line for line in secret - public if len(line) > 12}
     released = "\n".join(c.source for c in release_nb.cells)
+    released += (course.ROOT / course.RELEASE).with_name("self_check.py").read_text()
     leaked = sorted(line for line in secret if line in released or line in helper)
     assert not leaked, f"solution or hidden-test lines in the release: {leaked[:5]}"
 
@@ -64,6 +66,25 @@ def test_every_answer_is_a_stub(release_nb):
             assert "raise NotImplementedError()" in cell.source, notebook.grade_id(cell)
         else:
             assert cell.source.strip() == "YOUR ANSWER HERE", notebook.grade_id(cell)
+
+
+def test_release_folder_holds_what_students_get():
+    """Does the release hold the notebook, its helper module and the self-check, nothing else?"""
+    folder = (course.ROOT / course.RELEASE).parent
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        [course.NOTEBOOK, "lab_checks.py", "self_check.py"]
+    )
+
+
+def test_hidden_test_placeholders_run_nothing(release_nb):
+    """Is a hidden test's placeholder all comment, so running it prints nothing?"""
+    for cell in release_nb.cells:
+        if notebook.is_test(cell):
+            body = ast.parse(cell.source).body
+            if not body:
+                assert cell.source.startswith("# Hidden test: "), notebook.grade_id(cell)
+            else:  # a visible test: a docstring, then code that checks something
+                assert len(body) > 1, notebook.grade_id(cell)
 
 
 def test_release_has_no_outputs(release_nb):

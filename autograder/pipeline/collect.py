@@ -36,9 +36,10 @@ from .errors import UserError
 MAX_FILE = 20 * 2**20  # bytes; larger files are not read (and graded as unreadable)
 
 CANVAS = re.compile(
-    r"^(?P<student>[a-z0-9]+)_(?:late_)?\d+_\d+_.*?(?:-(?P<version>\d+))?\.\w+$", re.IGNORECASE
+    r"^(?P<student>[a-z0-9]+)_(?:late_)?(?P<lms>\d+)_\d+_.*?(?:-(?P<version>\d+))?\.\w+$",
+    re.IGNORECASE,
 )
-MOODLE = re.compile(r"^(?P<student>.+?)_(?P<id>\d+)_assignsubmission_(?:file|onlinetext)_")
+MOODLE = re.compile(r"^(?P<student>.+?)_(?P<lms>\d+)_assignsubmission_(?:file|onlinetext)_")
 
 
 @dataclass
@@ -59,6 +60,7 @@ class Submission:
     version: int = 0
     unreadable: dict[str, str] = field(default_factory=dict)
     timestamp: datetime | None = None
+    lms_id: str = ""  # the LMS's own id of the student (Canvas user id, Moodle participant)
 
     @property
     def sha256(self) -> str:
@@ -101,6 +103,23 @@ def student_of(
         if stripped != stem:
             return slug(stripped or stem), 0
     return slug(stem), 0
+
+
+def lms_id_of(name: str, pattern: str | None = None) -> str:
+    """The LMS's id of the student in a file or folder name, or "".
+
+    Canvas: the user id (``doejane_LATE_1234_5678_hw1-1.ipynb`` -> ``1234``);
+    Moodle: the participant number (``Jane Doe_1234_assignsubmission_file_``);
+    a ``--pattern`` may give one as a ``(?P<lms>...)`` group. The exports
+    (``python -m autograder export``) match students by it.
+    """
+    base = name.split("/")
+    for part in (base[0], base[-1]) if len(base) > 1 else (base[-1],):
+        for regex in ([re.compile(pattern)] if pattern else []) + [MOODLE, CANVAS]:
+            match = regex.search(part)
+            if match and "lms" in match.groupdict() and match.group("lms"):
+                return match.group("lms")
+    return ""
 
 
 def notebook_of(name: str, assignment: Assignment) -> str | None:
@@ -218,6 +237,7 @@ class _File:
     modified: datetime
     version: int
     why: str
+    lms_id: str = ""
 
 
 def _combine(found: list[_File]) -> list[Submission]:
@@ -234,6 +254,7 @@ def _combine(found: list[_File]) -> list[Submission]:
             student_id, Submission(student_id, {}, item.origin, item.modified, item.version)
         )
         sub.files[notebook] = item.data
+        sub.lms_id = sub.lms_id or item.lms_id
         if item.why:
             sub.unreadable[notebook] = item.why
         sub.modified = max(sub.modified, item.modified)
@@ -243,7 +264,10 @@ def _combine(found: list[_File]) -> list[Submission]:
 def _lms_file(
     name: str, assignment: Assignment, pattern: str | None
 ) -> tuple[str, str, int] | None:
-    """``(student, notebook, version)`` for an LMS file, or None (with a warning) if none fits."""
+    """``(student, notebook, version)`` for an LMS file, or None (with a warning) if none fits.
+
+    The student's LMS id, if the name has one, is :func:`lms_id_of`.
+    """
     if not name.endswith(".ipynb"):
         print(f"warning: skipped {name}: not a notebook", file=sys.stderr)
         return None
@@ -274,7 +298,18 @@ def from_folder(
         student, notebook, version = known
         modified = datetime.fromtimestamp(path.stat().st_mtime)
         data, why = _read(path)
-        found.append(_File(student, notebook, data, relative, modified, version, why))
+        found.append(
+            _File(
+                student,
+                notebook,
+                data,
+                relative,
+                modified,
+                version,
+                why,
+                lms_id_of(relative, pattern),
+            )
+        )
     return _combine(found)
 
 
@@ -330,7 +365,9 @@ def _from_archive(
             with archive.open(info) as member:
                 data, why = member.read(MAX_FILE + 1)[:MAX_FILE], ""
         stamp = datetime(*info.date_time)
-        found.append(_File(student, notebook, data, name, stamp, version, why))
+        found.append(
+            _File(student, notebook, data, name, stamp, version, why, lms_id_of(name, pattern))
+        )
     return _combine(found)
 
 

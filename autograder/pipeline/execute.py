@@ -107,7 +107,7 @@ class StudentFunction:
             reply.get("ename", "Exception"), reply.get("evalue", ""), reply.get("traceback", [])
         )
         error = _exception_class(shown["ename"])(shown["evalue"])
-        error.student_traceback = shown["traceback"][-6:]  # type: ignore[attr-defined]
+        error.student_traceback = shown["traceback"][:12]  # type: ignore[attr-defined]
         raise error
 
 

@@ -1,7 +1,11 @@
-"""Feedback pages in nbgrader's format, rendered where the submission was graded.
+"""Feedback pages, rendered where the submission was graded.
 
-The page is nbgrader's own feedback template over the executed notebook (an
-assignment's notebooks one after another), through ``GenerateFeedback``'s
+A page opens with a summary a student reads at a glance (:func:`summary`: each
+answer's points, its failing tests with what they check and their messages,
+"not attempted" for a stub, "awaiting a TA" or "graded by a TA" for a written
+answer), then shows the executed notebooks (an assignment's notebooks one after
+another). The ``lab_feedback`` template extends nbgrader's feedback template.
+The notebooks go through ``GenerateFeedback``'s
 preprocessors as the course configures them (``ClearHiddenTests`` removes
 hidden tests' code; their messages stay). Scores come from the grading that
 just happened (:class:`KnownGrades`, the stand-in for nbgrader's ``GetGrades``,
@@ -11,16 +15,16 @@ the parallel workers instead of one after another.
 
 from __future__ import annotations
 
-import re
 from collections import OrderedDict
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Protocol
 
 import nbformat
 from nbgrader.preprocessors import NbGraderPreprocessor
-from traitlets.config import Config
 
 from . import internals, notebook
+from .course import Assignment
 from .notebook import Columns
 
 MAX_SHOWN_SOURCE = 64 * 2**10  # characters of one cell's text shown on the page
@@ -75,40 +79,142 @@ class KnownGrades(NbGraderPreprocessor):
         return nb, resources
 
 
-def status_cell(status: Any, detail: str) -> Any:
-    """A markdown cell that tells the student (and the TA) why grading was incomplete."""
+TEMPLATES = Path(__file__).parent / "templates"  # lab_feedback: the summary, then the cells
+NOT_ATTEMPTED_MARKDOWN = "YOUR ANSWER HERE"  # nbgrader's stub for a written answer
+
+
+def grading_note(status: Any, detail: str) -> str:
+    """What the page says when grading was incomplete ("" when it was complete)."""
+    if str(status) == "ok":
+        return ""
     detail = detail[:1].upper() + detail[1:]
-    return nbformat.v4.new_markdown_cell(
-        f"> **Grading note: `{status}`.** {detail}. The points below are what the "
-        "parts that could be graded earned; a TA has been told."
+    return (
+        f"Grading note ({status}): {detail}. The points shown are what the parts that "
+        "could be graded earned; a TA has been told."
     )
 
 
-def awaiting(html: str, grade_id: str, possible: float) -> str:
-    """``html`` with an ungraded written answer's "Score: 0.0 / N" read as awaiting a TA.
+def summary(
+    notebooks: dict[str, Any],
+    columns: Columns,
+    points: dict[str, float | None],
+    comments: dict[str, str],
+    stubs: dict[str, dict[str, str]],
+) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """What a student reads first: every answer, its points and its failing tests.
 
-    nbgrader's template prints a missing score as 0, which reads as a fail; the
-    summary line and the cell's heading say "awaiting a TA" instead.
+    notebooks: ``{name: executed notebook or None}``; points: ``{column: points}``
+    (None: a TA has not graded it yet); stubs: ``{name: {answer id: release text}}``.
+    Returns ``(answers, cells)``: one dict per answer, in notebook order (see the
+    ``lab_feedback`` template for the keys), and ``{column or answer id: what a
+    cell's heading says}``.
     """
-    anchor = re.escape(grade_id)
-    note = f"awaiting a TA ({possible:g} points)"
-    html = re.sub(
-        rf'(<a href="#{anchor}">[^<]*</a>) \(Score: [0-9.]+ / [0-9.]+\)', rf"\1 ({note})", html
-    )
-    return re.sub(
-        rf'(<a name="{anchor}"></a>.*?)Score: [0-9.]+ / [0-9.]+',
-        lambda m: m.group(1) + note[:1].upper() + note[1:],
-        html,
-        count=1,
-        flags=re.DOTALL,
-    )
+    answers: list[dict[str, Any]] = []
+    cells: dict[str, dict[str, Any]] = {}
+    for name, nb in notebooks.items():
+        if nb is None:
+            continue
+        theirs = {notebook.grade_id(c): c for c in nb.cells if notebook.is_answer(c)}
+        ids = [a for a in stubs.get(name, {}) if isinstance(a, str)]
+        found = {a: _answer(a, name, columns, points, comments) for a in ids}
+        for cell in nb.cells:
+            if not notebook.is_test(cell):
+                continue
+            test = columns.of.get((name, notebook.grade_id(cell)), notebook.grade_id(cell))
+            earned, possible = points.get(test), columns.possible.get(test, 0.0)
+            passed = earned is not None and earned >= possible
+            cells[test] = {"state": "passed" if passed else "failed", "earned": earned}
+            cells[test]["possible"] = possible
+            owner = notebook.answer_of(str(notebook.grade_id(cell)), ids)
+            if owner is None:
+                continue
+            found[owner]["earned"] = (found[owner]["earned"] or 0.0) + (earned or 0.0)
+            found[owner]["possible"] += possible
+            if not passed:
+                found[owner]["failing"].append(
+                    {
+                        "id": test,
+                        "checks": notebook.what_it_checks(cell.source),
+                        "message": _message(cell),
+                    }
+                )
+        for answer_id, answer in found.items():
+            cell = theirs.get(answer_id)
+            stub = stubs[name][answer_id].strip()
+            if cell is None or cell.source.strip() in (stub, NOT_ATTEMPTED_MARKDOWN):
+                answer["state"] = "not attempted"
+            elif answer["manual"]:
+                graded = answer["earned"] is not None
+                answer["state"] = "graded by a TA" if graded else "awaiting a TA"
+            elif answer["failing"]:
+                answer["state"] = "failing"
+            if not answer["manual"]:
+                cells[answer_id] = dict(answer, state=_heading(answer))
+            answers.append(answer)
+    for answer in answers:
+        if answer["manual"]:
+            cells[answer["anchor"]] = dict(answer, state=_heading(answer))
+    return answers, cells
+
+
+def _answer(
+    answer_id: str,
+    name: str,
+    columns: Columns,
+    points: dict[str, float | None],
+    comments: dict[str, str],
+) -> dict[str, Any]:
+    """An answer's summary before its tests are counted: a manual answer has its own points."""
+    column = columns.of.get((name, answer_id))
+    manual = column is not None and column not in columns.test_columns
+    return {
+        "id": answer_id,
+        "anchor": column or answer_id,
+        "earned": points.get(column) if manual and column else None,
+        "possible": columns.possible[column] if manual and column else 0.0,
+        "state": "done",
+        "manual": manual,
+        "comment": comments.get(column, "") if column else "",
+        "failing": [],
+    }
+
+
+def _heading(answer: dict[str, Any]) -> str:
+    """What an answer cell's heading says about it."""
+    if answer["state"] == "failing":
+        count = len(answer["failing"])
+        return f"{count} test{'s' if count != 1 else ''} failing"
+    return "all tests pass" if answer["state"] == "done" else answer["state"]
+
+
+def _message(cell: Any) -> str:
+    """The error a failing test cell showed, ``"AssertionError: ..."``, or ""."""
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "error":
+            return f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
+    return ""
 
 
 class Renderer:
     """Renders feedback pages; build one per process and reuse it."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, assignment: Assignment) -> None:
+        config = assignment.config
+        self.stubs = {
+            name: notebook.answers(notebook.read(assignment.release(name)))
+            for name in assignment.notebooks
+        }
         template = internals.feedback_template(config)
+        template.HTMLExporter.template_name = "lab_feedback"
+        template.HTMLExporter.extra_template_basedirs = [
+            str(TEMPLATES),
+            *template.HTMLExporter.extra_template_basedirs,
+        ]
+        # So that lab_feedback can extend nbgrader's by name, 'feedback/index.html.j2'.
+        template.HTMLExporter.extra_template_paths = [
+            *template.HTMLExporter.extra_template_paths,
+            *template.HTMLExporter.extra_template_basedirs,
+        ]
         template.ClearHiddenTests.enforce_metadata = False
         # Student outputs may carry HTML; a <script> must not run in a TA's browser.
         template.HTMLExporter.sanitize_html = True
@@ -121,7 +227,11 @@ class Renderer:
     def warm_up(self) -> None:
         """Compile the template, so the first student's page is no slower than the rest."""
         self.exporter.from_notebook_node(
-            nbformat.v4.new_notebook(), resources={"nbgrader": {"student": "", "points": {}}}
+            nbformat.v4.new_notebook(),
+            resources={
+                "nbgrader": {"student": "", "points": {}},
+                "lab": {"title": "", "score": 0, "max_score": 0, "answers": [], "cells": {}},
+            },
         )
 
     def render(
@@ -140,16 +250,24 @@ class Renderer:
         comments: ``{column: the TA's comment}``.
         """
         nb = self.page(notebooks, columns)
-        if str(graded.status) != "ok":
-            nb.cells.insert(0, status_cell(graded.status, graded.detail))
+        comments = comments or {}
+        answers, cells = summary(notebooks, columns, points, comments, self.stubs)
+        names = ", ".join(notebooks)
+        lab = {
+            "title": f"{names}: feedback for {student_id}",
+            "student": student_id,
+            "score": sum(p for p in points.values() if p is not None),
+            "max_score": sum(columns.possible.values()),
+            "note": grading_note(graded.status, graded.detail),
+            "answers": answers,
+            "cells": cells,
+        }
         resources = {
-            "nbgrader": {"student": student_id, "points": points, "comments": comments or {}}
+            "nbgrader": {"student": student_id, "points": points, "comments": comments},
+            "lab": lab,
         }
         html, _ = self.exporter.from_notebook_node(nb, resources=resources)
-        manual = set(columns.possible) - set(columns.test_columns)
-        for column in sorted(c for c in manual if points.get(c) is None):
-            html = awaiting(html, column, columns.possible[column])
-        return html
+        return str(html)
 
     @staticmethod
     def page(notebooks: dict[str, Any], columns: Columns) -> Any:

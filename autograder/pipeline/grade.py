@@ -5,8 +5,9 @@ The stages, and where each runs:
 1. collect (main): every submission, one per student (:mod:`.collect`);
 2. skip (main): students whose files are unchanged since a finished run
    (content hash in ``DIR/.state/``), unless ``force``;
-3. grade (worker processes, ``jobs`` of them, each with its own sandbox):
-   read, inspect, sanitise, execute, score, render feedback (:mod:`.worker`);
+3. grade (worker processes, each with its own sandbox: ``jobs`` local ones, or
+   a Dask cluster's, :mod:`.executors`): read, inspect, sanitise, execute,
+   score, render feedback (:mod:`.worker`);
 4. record (main, one student at a time, after that student's process is gone):
    autograded notebooks, gradebook, feedback page, state (:mod:`.record`);
 5. report (main): ``grades.csv`` and the summary (:mod:`.report`).
@@ -16,9 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
-import multiprocessing
 import os
 import resource
 import shutil
@@ -26,61 +25,26 @@ import signal
 import sys
 import tempfile
 from collections.abc import Iterator
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
 from ..sandbox import Limits
-from . import collect, feedback, internals, notebook, record, report, worker
+from . import (
+    class_report,
+    collect,
+    executors,
+    feedback,
+    notebook,
+    record,
+    report,
+    worker,
+)
 from .collect import Submission
-from .course import CONFIG_FILES, Assignment, course_directory, find_assignment
+from .course import Assignment, course_directory, find_assignment
 from .errors import Status, UserError
-
-
-def ensure_gradebook(assignment: Assignment, db_url: str | None = None) -> str:
-    """The course gradebook's URL, after recording the assignment in it if needed.
-
-    The gradebook keeps its own copy of the source's test cells (which
-    nbgrader puts back into every submission), so an edited source is recorded
-    again; a stamp beside a SQLite gradebook remembers what was recorded.
-    """
-    coursedir = course_directory(assignment.root, assignment.config)
-    coursedir.assignment_id = assignment.id
-    if db_url is not None:
-        coursedir.db_url = db_url
-    db_url = str(coursedir.db_url)
-    stamp = _stamp_path(db_url, assignment)
-    current = _sources_hash(assignment)
-    recorded = stamp is not None and stamp.is_file() and stamp.read_text() == current
-    exchange = assignment.config.Exchange.get("root")
-    if exchange and db_url == str(course_directory(assignment.root, assignment.config).db_url):
-        Path(exchange).mkdir(parents=True, exist_ok=True)  # formgrader wants it to exist
-    if not (recorded and record.gradebook_has_assignment(db_url, assignment)):
-        internals.record_assignment(coursedir, assignment.config)
-        if stamp is not None:
-            record.write_atomic(stamp, current)
-    return db_url
-
-
-def _stamp_path(db_url: str, assignment: Assignment) -> Path | None:
-    if not db_url.startswith("sqlite:///"):
-        return None
-    database = Path(db_url[len("sqlite:///") :])
-    return database.with_name(f".{database.name}.{assignment.id}.recorded")
-
-
-def _sources_hash(assignment: Assignment) -> str:
-    """A hash of what recording the assignment depends on: its source folder and the config."""
-    digest = hashlib.sha256()
-    files = sorted(p for p in assignment.source_dir.rglob("*") if p.is_file())
-    files += [assignment.root / name for name in CONFIG_FILES]
-    for path in files:
-        digest.update(str(path.relative_to(assignment.root)).encode() + b"\0")
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
+from .gradebook import ensure_gradebook, sources_hash
 
 
 @contextlib.contextmanager
@@ -154,11 +118,6 @@ def _row(result: worker.Result, columns: notebook.Columns) -> report.Row:
     )
 
 
-def _grader_error(submission: Submission, error: BaseException) -> worker.Result:
-    detail = f"the grader failed on this submission ({type(error).__name__}: {error})"
-    return worker.failed(submission, Status.GRADER_ERROR, detail)
-
-
 def _pending(
     submissions: list[Submission],
     state: State,
@@ -198,12 +157,15 @@ def grade(
     pattern: str | None = None,
     sandbox: bool = True,
     dry_run: bool = False,
+    scheduler: str | None = None,
 ) -> int:
     """Grade every submission at ``submissions``; the exit status (0: every student got a row).
 
     timeout: seconds per cell (default: the course's ``Execute.timeout``);
     wall: seconds per notebook; memory: MiB per student's process;
-    dry_run: grade into ``out`` only, the course's gradebook and folders untouched.
+    dry_run: grade into ``out`` only, the course's gradebook and folders untouched;
+    scheduler: a Dask scheduler's address, whose workers grade instead of ``jobs``
+    local processes (this process still records everything).
     Two runs at once on the same course (or the same ``out``) take turns.
     """
     chosen = find_assignment(course, assignment)
@@ -223,7 +185,18 @@ def grade(
                 exclusive(chosen.root / ".grading.lock", f"the course {chosen.root}")
             )
         return _grade_locked(
-            submissions, chosen, out, jobs, timeout, wall, memory, force, pattern, sandbox, dry_run
+            submissions,
+            chosen,
+            out,
+            jobs,
+            timeout,
+            wall,
+            memory,
+            force,
+            pattern,
+            sandbox,
+            dry_run,
+            scheduler,
         )
 
 
@@ -239,6 +212,7 @@ def _grade_locked(
     pattern: str | None,
     sandbox: bool,
     dry_run: bool,
+    scheduler: str | None,
 ) -> int:
     found = collect.collect(submissions, chosen, pattern)
     if not found:
@@ -268,8 +242,9 @@ def _grade_locked(
         previous = signal.signal(signal.SIGTERM, _interrupt)
         run = Run(chosen, settings, out, Path(scratch), state, rows, columns, settings_key)
         run.dry_run, run.ledger = dry_run, ledger
+        executor = executors.make(settings, jobs, scheduler, sources_hash(chosen))
         try:
-            run.grade_all(todo, jobs)
+            run.grade_all(todo, executor)
             graded = {sub.student_id for sub in todo}
             run.refresh_unchanged([sub for sub in found if sub.student_id not in graded])
             run.close()
@@ -282,14 +257,19 @@ def _grade_locked(
             return 130
         finally:
             signal.signal(signal.SIGTERM, previous)
+            executors.close(executor)
     ordered = [rows[sub.student_id] for sub in found]
     report.write_csv(ordered, list(columns.possible), out / "grades.csv")
+    sources = {n: notebook.read(chosen.source(n)) for n in chosen.notebooks}
+    page = class_report.render(f"{chosen.id}: the class report", ordered, columns, sources)
+    record.write_atomic(out / "report.html", page)
     print(report.table(ordered))
     print()
     print(report.summary(ordered, columns.tests()))
     main_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(f"grader peak memory: main {main_kib // 1024} MiB, largest worker {run.peak // 1024} MiB")
     print(f"\nwrote {out / 'grades.csv'} and {len(ordered)} feedback page(s) in {out / 'feedback'}")
+    print(f"what the class got wrong: {out / 'report.html'}")
     return 0
 
 
@@ -340,12 +320,12 @@ class Run:
             _warn(result.unprotected)
         if result.feedback is None:  # a result made here, not in a worker
             if self.renderer is None:
-                self.renderer = feedback.Renderer(self.assignment.config)
+                self.renderer = feedback.Renderer(self.assignment)
             result.feedback = self.renderer.render(
                 result.student_id, result.notebooks, self.columns, result.points, result
             )
         recorder = self.start_recording()
-        recorder.save(result, sub.timestamp, sub.files)
+        recorder.save(result, sub.timestamp, sub.files, sub.lms_id)
         self.peak = max(self.peak, result.peak_kib)
         self.rows[sub.student_id] = _row(result, self.columns)
         self.add_manual(sub.student_id, result.notebooks)
@@ -376,7 +356,7 @@ class Run:
                 notebooks[name] = notebook.read(path) if path.exists() else None
         row.points, row.comments = wanted, comments
         if self.renderer is None:
-            self.renderer = feedback.Renderer(self.assignment.config)
+            self.renderer = feedback.Renderer(self.assignment)
         page = self.renderer.render(student_id, notebooks, self.columns, wanted, row, comments)
         record.write_atomic(self.out / "feedback" / f"{student_id}.html", page)
         return True
@@ -390,59 +370,22 @@ class Run:
                 if self.ledger is not None:
                     self.ledger.save(sub.student_id, key, self.rows[sub.student_id])
 
-    def grade_all(self, todo: list[Submission], jobs: int) -> None:
-        """Grade ``todo`` in worker processes, recording each result as it arrives."""
-        remaining = {sub.student_id: sub for sub in todo}
+    def grade_all(self, todo: list[Submission], executor: executors.Executor) -> None:
+        """Grade ``todo`` with ``executor``, recording each result as it arrives."""
         progress = Progress(
             total=len(todo), unit="nb", desc="grading", file=sys.stderr, disable=not todo
         )
-        for _attempt in range(3):
-            if not remaining:
-                break
-            workers = max(1, min(jobs, len(remaining)))
-            # Forked, not spawned: a worker starts with this process's imports (over a
-            # second of nbgrader and nbconvert) already done. This process runs no
-            # threads when it forks (see Progress), and every student process comes
-            # from a zygote started afresh, so nothing of ours reaches student code.
-            context = multiprocessing.get_context("fork")
-            try:
-                with ProcessPoolExecutor(workers, context, worker.start, (self.settings,)) as pool:
-                    for _ in range(workers):  # start the workers now, while the gradebook is set up
-                        pool.submit(worker.ready)
-                    self.start_recording()
-                    futures = {pool.submit(worker.grade, sub): sub for sub in remaining.values()}
-                    try:
-                        for future in as_completed(futures):
-                            sub = futures[future]
-                            self.record_one(sub, _outcome(future, sub))
-                            del remaining[sub.student_id]
-                            progress.update()
-                    except KeyboardInterrupt:
-                        pool.shutdown(wait=False, cancel_futures=True)  # grade nothing more
-                        for child in multiprocessing.active_children():
-                            child.kill()  # a worker holds nothing unsaved: only we record
-                        raise
-            except BrokenProcessPool:
-                continue  # a worker died: start a fresh pool for those not yet graded
+        for sub, result in executor.results(todo, self.start_recording):
+            self.record_one(sub, result)
+            del result  # recorded: nothing of it stays in this process
+            progress.update()
         progress.close()
         self.start_recording()  # the gradebook must exist for formgrader, even if all failed
-        for sub in list(remaining.values()):  # the pool kept dying: still, everyone gets a row
-            self.record_one(sub, _grader_error(sub, RuntimeError("worker processes kept dying")))
 
     def close(self) -> None:
         """Close the gradebook connection."""
         if self.recorder is not None:
             self.recorder.close()
-
-
-def _outcome(future: Future[worker.Result], sub: Submission) -> worker.Result:
-    """The worker's :class:`~autograder.pipeline.worker.Result`, or a ``grader_error`` one."""
-    try:
-        return future.result()
-    except BrokenProcessPool:
-        raise
-    except Exception as error:
-        return _grader_error(sub, error)
 
 
 class Progress(tqdm):

@@ -8,6 +8,7 @@ through these few functions, so cell ids are matched in one way only.
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +94,24 @@ def answer_of(test_id: str, answer_ids: list[str]) -> str | None:
     """
     fits = [a for a in answer_ids if test_id == f"test_{a}" or test_id.startswith(f"test_{a}_")]
     return max(fits, key=len, default=None)
+
+
+def what_it_checks(source: str) -> str:
+    """What a test cell says it checks: its opening docstring, or its opening comment.
+
+    A hidden test opens with a comment (``# Hidden test: ...``) rather than a
+    docstring, so that its placeholder in the release, all comment once the
+    hidden code is cleared, prints nothing and scores as nbgrader expects.
+    Returns "" when the cell says nothing.
+    """
+    text = source.lstrip()
+    docstring = re.match(r'(?s)("""|\'\'\')(.*?)\1', text)
+    if docstring:
+        return " ".join(docstring.group(2).split())
+    comment = re.match(r"(?:#(?!##)[^\n]*(?:\n|$))+", text)  # up to nbgrader's ### markers
+    if comment:
+        return " ".join(line.lstrip("#").strip() for line in comment.group(0).splitlines()).strip()
+    return ""
 
 
 def is_locked(cell: Any) -> bool:

@@ -64,6 +64,7 @@ class Recorder:
         result: Result,
         timestamp: datetime | None = None,
         submitted: dict[str, bytes] | None = None,
+        lms_id: str = "",
     ) -> Path:
         """Record one graded submission; returns the feedback page's path.
 
@@ -71,6 +72,8 @@ class Recorder:
         submitted: the files as handed in, kept where nbgrader keeps submissions
         (``submitted/<student>/<assignment>/``) so formgrader lists them and can
         autograde them again; not kept by a dry run.
+        lms_id: the student's id in the LMS the files came from, kept as the
+        gradebook student's ``lms_user_id`` for the exports.
         """
         a, sid = self.assignment, result.student_id
         if submitted is not None and self.autograded is None:
@@ -84,7 +87,7 @@ class Recorder:
                 target = self.autograded_path(sid, name)
                 write_atomic(target, nbformat.writes(nbformat.from_dict(nb)))
         with internals.one_transaction(self.gradebook) as gb:
-            gb.update_or_create_student(sid)
+            gb.update_or_create_student(sid, **({"lms_user_id": lms_id} if lms_id else {}))
             gb.update_or_create_submission(a.id, sid, timestamp=timestamp)
             for name in a.notebooks:
                 nb = result.notebooks.get(name)

@@ -98,7 +98,7 @@ class Worker:
         self.files = a.helper_files()
         self.warm_up = "\n".join(notebook.imports(nb) for nb in sources.values())
         self.sandbox: Sandbox | None = None
-        self.renderer = feedback.Renderer(self.config)
+        self.renderer = feedback.Renderer(self.assignment)
 
     def _sandbox(self) -> Sandbox:
         if self.sandbox is None or not self.sandbox.alive():

@@ -24,6 +24,7 @@ import ctypes
 import gc
 import json
 import os
+import re
 import resource
 import signal
 import socket
@@ -310,12 +311,35 @@ def make_shell() -> Any:
     def show_traceback(etype: Any, evalue: Any, stb: Any) -> None:
         # An error is always kept (it is what the student needs), cut to size.
         ename = getattr(etype, "__name__", str(etype))
+        if isinstance(evalue, BaseException):
+            stb = student_traceback(evalue)
         shell.cell_outputs.append(error_output(ename, evalue, stb))
 
     shell._showtraceback = show_traceback
     shell.enable_gui = lambda gui=None: None  # no event loop: figures go inline
     shell.enable_matplotlib("inline")
     return shell
+
+
+def student_traceback(error: BaseException, frames: int = 5) -> list[str]:
+    """The traceback of ``error`` through the student's own cells only, as text lines.
+
+    Frames of the grader, of IPython and of libraries are left out, so no path
+    of the grading machine reaches a feedback page; a cell is named as Jupyter
+    names it (``Cell In[11], line 2``). At most the last ``frames`` frames.
+    """
+    own = [
+        frame
+        for frame in traceback.extract_tb(error.__traceback__)
+        if frame.filename.startswith(STUDENT_CELL)
+    ][-frames:]
+    lines = ["Traceback (most recent call last):\n"] if own else []
+    lines += traceback.format_list(own) + traceback.format_exception_only(type(error), error)
+    return [CELL_NAME.sub(r"Cell In[\1]", line) for line in lines]
+
+
+STUDENT_CELL = "<ipython-input-"  # how IPython names the code of a cell it compiled
+CELL_NAME = re.compile(r'File "<ipython-input-(\d+)-[0-9a-f]+>"')
 
 
 def run_cell(shell: Any, source: str) -> dict[str, Any]:
@@ -367,9 +391,7 @@ def call(shell: Any, name: str, encoded_args: list[Any]) -> dict[str, Any]:
             except wire.Unencodable as why:
                 reply = {"ok": False, "ename": "TypeError", "evalue": f"{name} returned {why}"}
             except BaseException as error:  # the student's error, reported as data
-                shown = error_output(
-                    type(error).__name__, error, traceback.format_exception(error)[-6:]
-                )
+                shown = error_output(type(error).__name__, error, student_traceback(error))
                 reply = {"ok": False, "ename": shown["ename"], "evalue": shown["evalue"]}
                 reply["traceback"] = shown["traceback"]
     finally:

@@ -2,7 +2,9 @@
 
 ``python -m autograder generate`` rebuilds, from ``source/``:
 
-- ``release/``: the student notebook, by stock ``nbgrader generate_assignment``;
+- ``release/``: the student notebook, by stock ``nbgrader generate_assignment``,
+  and ``self_check.py``, the students' self-check (:mod:`.self_check` with the
+  assignment's stubs written in);
 - ``solutions/``: the solved notebook, by stock ``nbgrader generate_solution``
   (executed, outputs kept), then normalised so it is byte-for-byte the same on
   every run;
@@ -16,6 +18,7 @@ folder and compares the result with what is committed.
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 import tomllib
@@ -24,6 +27,7 @@ from typing import Any
 
 from ..pipeline import notebook
 from ..pipeline.course import ROOT, Assignment, find_assignment
+from . import self_check
 from .corpus import CORPUS, load_corpus
 from .nbgrader_cli import run_nbgrader, scratch_course
 
@@ -44,6 +48,26 @@ def normalise_solution(nb: Any, source_nb: Any) -> Any:
         if notebook.is_answer(cell):
             cell.source = notebook.strip_solution_markers(cell.source)
     return nb
+
+
+SELF_CHECK = "self_check.py"
+_EMPTY_ASSIGNMENT = 'ASSIGNMENT: dict[str, Any] = {"id": "", "notebooks": {}}'
+
+
+def self_check_script(assignment_id: str, releases: dict[str, Any]) -> str:
+    """The text of the release's ``self_check.py``: :mod:`.self_check`, stubs written in.
+
+    releases: ``{notebook file name: released notebook}``.
+    """
+    filled = {
+        "id": assignment_id,
+        "notebooks": {name: notebook.answers(nb) for name, nb in releases.items()},
+    }
+    text = Path(self_check.__file__).read_text()
+    if _EMPTY_ASSIGNMENT not in text:
+        raise RuntimeError(f"{self_check.__file__} lost its line {_EMPTY_ASSIGNMENT!r}")
+    literal = json.dumps(filled, indent=4)  # JSON of strings and dicts is Python too
+    return text.replace(_EMPTY_ASSIGNMENT, f"ASSIGNMENT: dict[str, Any] = {literal}")
 
 
 def roster(root: Path) -> dict[str, Any]:
@@ -94,6 +118,12 @@ def generate(assignment: Assignment, out: Path) -> None:
             if target.exists():
                 shutil.rmtree(target)
             shutil.copytree(scratch_path / relative, target)
+    releases = {
+        name: notebook.read(out / assignment.release(name).relative_to(root))
+        for name in assignment.notebooks
+    }
+    script = self_check_script(assignment.id, releases)
+    (out / assignment.release_dir.relative_to(root) / SELF_CHECK).write_text(script)
     for name in assignment.notebooks:
         solution = out / assignment.solution(name).relative_to(root)
         source_nb = notebook.read(assignment.source(name))

@@ -11,6 +11,7 @@ Shapes use the lab's legend: ``T`` positions, ``d_model`` the model width,
 import contextlib
 import copy
 import io
+import types
 import warnings
 
 import numpy as np
@@ -41,6 +42,12 @@ def _guarded(fn, args, expect=()):
             return fn(*args)
         except expect:
             raise
+        except NotImplementedError:
+            name = getattr(fn, "__name__", "your function")
+            raise AssertionError(
+                f"{name} is not attempted yet: replace `raise NotImplementedError()` "
+                "in its answer cell with your code"
+            ) from None
         except Exception as error:
             name = getattr(fn, "__name__", "your function")
             raise AssertionError(
@@ -165,3 +172,43 @@ def glue_hint(shape, parts):
             "existing feature axis (axis=-1) instead"
         )
     return "glue the answers side by side along the feature axis (axis=-1)"
+
+
+def _without_own_frames(tb):
+    """The traceback ``tb`` without this module's frames (rebuilt, last frame first)."""
+    kept = []
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename != __file__:
+            kept.append(tb)
+        tb = tb.tb_next
+    chain = None
+    for frame in reversed(kept):
+        chain = types.TracebackType(chain, frame.tb_frame, frame.tb_lasti, frame.tb_lineno)
+    return chain
+
+
+def _short_traceback(shell, etype, value, tb, tb_offset=None):
+    """Show a failed check from the test cell's own line, not from inside this module.
+
+    A student reads the test cell and the message; the frames of the helper
+    that raised it only push the message down. The student's own frames, in
+    an error their code raised, stay.
+    """
+    seen = value
+    while seen is not None:
+        seen.__traceback__ = _without_own_frames(seen.__traceback__)
+        seen = seen.__cause__ or seen.__context__
+    shell.showtraceback((etype, value, value.__traceback__), tb_offset=tb_offset)
+
+
+def _install_short_tracebacks():
+    """In Jupyter, show failed checks (AssertionError) with :func:`_short_traceback`."""
+    try:
+        shell = get_ipython()  # noqa: F821 (a builtin inside IPython only)
+    except NameError:
+        return
+    if hasattr(shell, "set_custom_exc"):
+        shell.set_custom_exc((AssertionError,), _short_traceback)
+
+
+_install_short_tracebacks()

@@ -5,14 +5,12 @@ tests/hostile.py, an honest student and a victim whose files the cheats try to
 reach. A local socket listens for anything a submission sends.
 """
 
-import hashlib
+import html
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -23,93 +21,14 @@ from nbgrader.api import Gradebook
 from autograder.pipeline import report
 from autograder.sandbox import Limits
 from autograder.sandbox.launcher import PROCESS_SLACK, ZYGOTE
-from autograder.tools import corpus
-from autograder.tools.nbgrader_cli import scratch_course
 
 from .. import hostile
 from .. import lab as course
+from ..classes import CORPUS, CORPUS_IDS
 
 pytestmark = pytest.mark.slow
 
-CORPUS = corpus.load_corpus(course.ROOT / course.CORPUS)
-# corpus names hold a slash; as student ids they are e.g. corpus--mistakes--no_scale
-CORPUS_IDS = {f"corpus--{name.replace('/', '--')}": name for name in CORPUS}
-
-
-def tree_hash(folder, skip=()):
-    """``{relative path: sha256}`` of every file below ``folder``."""
-    return {
-        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(Path(folder).rglob("*"))
-        if p.is_file() and not any(part in skip for part in p.relative_to(folder).parts)
-    }
-
-
-class Listener:
-    """A TCP server on the loopback that records whatever reaches it."""
-
-    def __init__(self):
-        self.server = socket.create_server(("127.0.0.1", 0))
-        self.server.settimeout(0.2)
-        self.port = self.server.getsockname()[1]
-        self.heard, self.running = [], True
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self):
-        while self.running:
-            try:
-                conn, _ = self.server.accept()
-            except OSError:
-                continue
-            with conn:
-                conn.settimeout(1)
-                try:
-                    self.heard.append(conn.recv(1024) or b"<connected>")
-                except OSError:
-                    self.heard.append(b"<connected>")
-
-    def stop(self):
-        self.running = False
-        self.thread.join()
-        self.server.close()
-
-
 grade = course.grade_command
-
-
-@pytest.fixture(scope="module")
-def graded_class(tmp_path_factory, release_nb, solution_nb):
-    """The whole class graded once: rows, the command's output, and what changed around it."""
-    base = tmp_path_factory.mktemp("class")
-    course_dir = scratch_course(course.ROOT, base / "course", release=True)
-    submissions, out = base / "submissions", base / "grades"
-    listener = Listener()
-    context = {"course": course_dir, "out": out, "submissions": submissions, "port": listener.port}
-    hostile.build_class(submissions, release_nb, solution_nb, context)
-    for student_id, name in CORPUS_IDS.items():
-        nb = corpus.build({name: CORPUS[name]}, release_nb, solution_nb)[name]
-        path = submissions / course.submission_path(student_id)
-        path.parent.mkdir(parents=True)
-        path.write_text(nbformat.writes(nb))
-    ids = sorted(p.name for p in submissions.iterdir())
-    Path("/tmp/pwned").unlink(missing_ok=True)
-    watched = ("source", "release", *course.CONFIG_FILES)
-    before = {
-        "course": {k: v for k, v in tree_hash(course_dir).items() if k.split("/")[0] in watched},
-        "submissions": tree_hash(submissions),
-    }
-    done = grade(submissions, course_dir, out, "--timeout", "3")
-    listener.stop()
-    after = {
-        "course": {k: v for k, v in tree_hash(course_dir).items() if k.split("/")[0] in watched},
-        "submissions": tree_hash(submissions),
-    }
-    rows = {row["student_id"]: row for row in report.read_csv(out / "grades.csv")}
-    return {
-        "done": done, "rows": rows, "before": before, "after": after, "heard": listener.heard,
-        "course": course_dir, "out": out, "submissions": submissions, "ids": ids,
-    }  # fmt: skip
 
 
 def test_every_submission_gets_a_row(graded_class):
@@ -186,7 +105,7 @@ def test_moved_cells_are_named(graded_class):
         ("moved_setup", "setup"),
     ]:
         assert graded_class["rows"][student_id]["status"] == "tampered"
-        page = (graded_class["out"] / "feedback" / f"{student_id}.html").read_text()
+        page = html.unescape((graded_class["out"] / "feedback" / f"{student_id}.html").read_text())
         assert f"moved cells {moved}" in page.lower() and "the source's order" in page
 
 
@@ -375,3 +294,64 @@ def test_killed_grader_leaves_no_process_behind(graded_class, tmp_path):
     running.communicate(timeout=60)
     assert _no_grading_processes_left(subs)
     assert sorted(p.name for p in (out / ".state").iterdir()) == ["honest.json"]
+
+
+def _report_groups(page):
+    """``[(answer, key, {students})]`` of the report's mistake groups, as the page lists them."""
+    import html as html_module
+    import re
+
+    found = []
+    for match in re.finditer(
+        r"<div class='mistake' data-answer='([^']*)' data-students='([^']*)'>.*?"
+        r"<span class='key'>(.*?)</span>",
+        page,
+        re.DOTALL,
+    ):
+        answer, students, key = (html_module.unescape(g) for g in match.groups())
+        found.append((answer, key, set(students.split())))
+    return found
+
+
+def test_class_report_groups_the_wrong_axis(graded_class, source_nb):
+    """Does report.html name every test, and hold exactly the wrong-axis students in one group?"""
+    page = (graded_class["out"] / "report.html").read_text()
+    for cell in source_nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade"):
+            assert f"data-test='{cell.metadata.nbgrader['grade_id']}'" in page or (
+                cell.metadata.nbgrader.get("solution")
+            )
+    wrong_axis = {
+        sid
+        for sid, name in CORPUS_IDS.items()
+        if "concat_heads" in CORPUS[name].cells and CORPUS[name].says == "axis 0"
+    }
+    assert len(wrong_axis) >= 2
+    groups = [
+        students & set(CORPUS_IDS)
+        for answer, key, students in _report_groups(page)
+        if answer == "concat_heads" and "glued along axis N, the positions" in key
+    ]
+    assert groups == [wrong_axis]
+    assert "what the class got wrong" in graded_class["done"].stdout
+
+
+def test_class_report_in_a_browser(graded_class):
+    """Does the report open offline without scripts, its histogram drawn, nothing cut off?"""
+    from .. import browser
+
+    page = graded_class["out"] / "report.html"
+    import re
+
+    text = page.read_text()
+    assert "<script" not in text and not re.search(r"(src|href)=[\"']?(https?:|//)", text)
+    with browser.Browser() as chromium:
+        seen = chromium.look(
+            page,
+            "({image: document.getElementById('histogram').naturalWidth,"
+            " groups: document.querySelectorAll('.mistake').length,"
+            " tests: document.querySelectorAll('tr.test').length})",
+        )
+        overflowing = chromium.look(page, browser.OVERFLOW)
+    assert seen["image"] > 100 and seen["groups"] > 5 and seen["tests"] > 20, seen
+    assert overflowing == [], overflowing[:5]

@@ -4,6 +4,8 @@ Each test grades a small class in a fresh copy of the course, with the real
 command: trial runs with other limits, dry runs, and two runs at once.
 """
 
+import html
+import re
 import subprocess
 import sys
 
@@ -106,7 +108,9 @@ def test_a_tas_grade_reaches_the_csv_and_the_page(small_class):
     out = base / "grades"
     assert lab.grade_command(subs, course_dir, out).returncode == 0
     page = (out / "feedback" / "ada.html").read_text()
-    assert "awaiting a TA (2 points)" in page and "Awaiting a TA (2 points)" in page
+    assert '<span class="state-ta">awaiting a TA</span>' in page  # in the summary
+    assert "awaiting a TA (2.0 points)" in html.unescape(page)  # on the answer's cell
+    assert not re.search(r"why_not_average.{0,300}0(\.0)? / 2", page, re.DOTALL)
     assert (
         csv_scores(out)["ada"] == 39
         and report.read_csv(out / "grades.csv")[0]["why_not_average"] == ""
@@ -123,5 +127,6 @@ def test_a_tas_grade_reaches_the_csv_and_the_page(small_class):
     assert rows["ada"]["why_not_average"] == "1.5" and float(rows["ada"]["score"]) == 40.5
     page = (out / "feedback" / "ada.html").read_text()
     assert "forgets who said what" in page and "awaiting a TA" not in page
+    assert "graded by a TA" in page and re.search(r"1\.5 / 2", page)
     assert "awaiting a TA" in (out / "feedback" / "ben.html").read_text()
     assert gradebook_scores(course_dir)["ada"] == 40.5

@@ -84,17 +84,17 @@ def test_report_writes_the_contract_csv(tmp_path):
 
 def test_feedback_page_shows_scores_and_notes(executed):
     """Does the page carry the points, the failing message, and a note when not ok?"""
-    renderer = feedback.Renderer(lab.ASSIGNMENT.config)
+    renderer = feedback.Renderer(lab.ASSIGNMENT)
     columns = Columns({"n.ipynb": executed})
     result = Result("ada", "", Status.TIMEOUT, "ran too long", {}, {}, {})
     page = renderer.render("ada", {"n.ipynb": executed}, columns, score.points(executed), result)
     assert "wrong axis" in page and "Grading note" in page and "Ran too long" in page
-    assert "Score: 2.0 / 5.0" in page
+    assert "Score: <b>2.0 / 5.0</b>" in page
 
 
 def test_status_note_is_absent_when_ok(executed):
     """Is there no grading note on an ok page?"""
-    renderer = feedback.Renderer(lab.ASSIGNMENT.config)
+    renderer = feedback.Renderer(lab.ASSIGNMENT)
     columns = Columns({"n.ipynb": executed})
     result = Result("ada", "", Status.OK, "", {}, {}, {})
     page = renderer.render("ada", {"n.ipynb": executed}, columns, {}, result)

@@ -44,7 +44,7 @@ def test_mixing_in_replaces_only_the_chosen_students(tmp_path):
 def test_benchmark_runs_end_to_end():
     done = subprocess.run(
         [sys.executable, str(course.ROOT / "bench" / "bench.py"), "--students", "2",
-         "--failures", "1", "--jobs", "2"],
+         "--failures", "1", "--jobs", "2", "--runaway-timeout", "2"],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr

@@ -1,68 +1,161 @@
-"""Does the students' self-check tell the truth, with the right exit status?"""
+"""Can a student self-check with only the release folder, and does it tell the truth?
 
+``python self_check.py`` (shipped in the release) and ``python -m autograder
+check`` (in the repository) are the same code: the first is run here in a fresh
+virtual environment holding only what a student has (a Jupyter kernel and
+runner, numpy, matplotlib) and a folder holding only the release's files.
+"""
+
+import re
+import shutil
 import subprocess
 import sys
+import venv
 
+import nbformat
 import pytest
 
-from autograder.pipeline import notebook, sanitize
+from autograder.tools import self_check
 
 from .. import lab as course
 
-pytestmark = pytest.mark.slow
+STUDENT_PACKAGES = ["numpy", "matplotlib", "ipykernel", "nbclient"]
 
 
-def _check(path):
+def _check(path, *extra):
     return subprocess.run(
-        [sys.executable, "-m", "autograder", "check", str(path)],
+        [sys.executable, "-m", "autograder", "check", str(path), *extra],
         capture_output=True,
         text=True,
         timeout=300,
     )
 
 
-def test_solved_notebook_passes():
-    """Does a fully solved notebook exit 0 and say it is ready?"""
-    done = _check(course.ROOT / course.SAMPLE_CLASS / course.submission_path("ada"))
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "ready to submit" in done.stdout
+@pytest.fixture(scope="module")
+def student_python(tmp_path_factory):
+    """A fresh virtual environment with only the student packages; its python."""
+    folder = tmp_path_factory.mktemp("student-venv")
+    venv.create(folder, with_pip=True)
+    python = folder / "bin" / "python"
+    done = subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+         "--no-compile", "--constraint", str(course.ROOT / "constraints.txt"),
+         *STUDENT_PACKAGES],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    gone = subprocess.run([str(python), "-c", "import autograder, nbgrader"], capture_output=True)
+    assert gone.returncode != 0, "the student environment must not have the grader"
+    return python
 
 
-def test_failing_visible_test_fails_with_its_message():
-    """Does a wrong glue fail the check, quoting the visible test's message?"""
-    done = _check(course.ROOT / course.SAMPLE_CLASS / course.submission_path("dara"))
-    assert done.returncode == 1
-    line = next(line for line in done.stdout.splitlines() if line.startswith("concat_heads"))
-    assert "failing" in line and "axis" in line and "(24, 2)" in line
+def _student_folder(tmp_path, notebook_from):
+    """A folder like a student's: the release's files, the notebook from ``notebook_from``."""
+    folder = tmp_path / "my-lab"
+    shutil.copytree((course.ROOT / course.RELEASE).parent, folder)
+    shutil.copyfile(notebook_from, folder / course.NOTEBOOK)
+    return folder
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("student, status", [("ada", 0), ("dara", 1)], ids=["solved", "wrong-axis"])
+def test_self_check_with_only_the_release(student_python, tmp_path, student, status):
+    """In a student's folder and environment, does self_check.py say the truth and exit right?"""
+    folder = _student_folder(
+        tmp_path, course.ROOT / course.SAMPLE_CLASS / course.submission_path(student)
+    )
+    done = subprocess.run(
+        [str(student_python), "self_check.py"], cwd=folder, capture_output=True, text=True,
+        timeout=300,
+    )  # fmt: skip
+    assert done.returncode == status, done.stdout + done.stderr
+    assert "hidden tests run only when your notebook is graded" in done.stdout.lower()
+    assert done.stderr == "", done.stderr
+    if status == 0:
+        assert "ready to submit" in done.stdout
+    else:
+        line = next(line for line in done.stdout.splitlines() if line.startswith("concat_heads"))
+        assert "failing" in line and "axis" in line and "(24, 2)" in line
+
+
+@pytest.mark.slow
 def test_untouched_release_is_not_attempted():
-    """Is every answer of the untouched release reported as not attempted?"""
+    """Is every answer of the untouched release reported as not attempted, exit 1?"""
     done = _check(course.ROOT / course.RELEASE)
     assert done.returncode == 1
     assert done.stdout.count("not attempted") == 10
 
 
 def test_unreadable_file(tmp_path):
-    """Is a broken file refused with a clear message and a non-zero status?"""
-    path = tmp_path / "multi_head.ipynb"
+    """Is a broken file refused in one line, exit 2, without running anything?"""
+    path = tmp_path / course.NOTEBOOK
     path.write_text('{"cells": [')
     done = _check(path)
     assert done.returncode == 2 and "not valid JSON" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    assert _check(tmp_path / "gone.ipynb").returncode == 2
 
 
-def test_reading_refuses_what_is_not_a_notebook():
-    """Does reading say why a file is not gradable?"""
-    for data, reason in [
-        (b"", "empty"),
-        (b"[1, 2]", "not a Jupyter notebook"),
-        (b"\xff\xfe", "JSON"),
-    ]:
-        try:
-            sanitize.read(data)
-        except sanitize.Unreadable as why:
-            assert reason in str(why)
-        else:
-            raise AssertionError(f"{data!r} was read")
-    nb, version = sanitize.read((course.ROOT / course.RELEASE).read_bytes())
-    assert version == 4 and notebook.answers(nb)
+def _executed(release_nb, outputs):
+    """The release as if run: ``outputs`` maps a cell's grade_id to its error message."""
+    nb = nbformat.from_dict(release_nb)
+    for cell in nb.cells:
+        gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if gid in outputs:
+            cell.outputs = [nbformat.v4.new_output("error", ename="AssertionError",
+                                                   evalue=outputs[gid], traceback=[])]  # fmt: skip
+    return nb
+
+
+def test_verdicts(release_nb, solution_nb):
+    """Done, failing (with the message), not attempted, missing: each where it belongs."""
+    stubs = {k: v for k, v in self_check_stubs(release_nb).items()}
+    nb = _executed(
+        solution_nb, {"test_concat_heads": "glued along axis 0", "test_blend_hidden": "x"}
+    )
+    nb.cells = [
+        c for c in nb.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") != "head"
+    ]
+    for cell in nb.cells:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "count_params":
+            cell.source = stubs["count_params"]
+    found = self_check.verdicts(nb, stubs)
+    assert found["concat_heads"] == ("failing", "AssertionError: glued along axis 0")
+    assert found["head"][0] == "missing"
+    assert found["count_params"] == ("not attempted", "")
+    assert found["multi_head"] == ("done", "")
+
+
+def self_check_stubs(release_nb):
+    """``{answer id: stub}`` as the release's self_check.py has them written in."""
+    text = (course.ROOT / course.RELEASE).with_name("self_check.py").read_text()
+    namespace = {}
+    exec(compile(text, "self_check.py", "exec"), namespace)
+    return namespace["ASSIGNMENT"]["notebooks"][course.NOTEBOOK]
+
+
+def test_shipped_stubs_are_the_release(release_nb):
+    """Does the shipped self-check know exactly the release's answers and stubs?"""
+    from autograder.pipeline import notebook
+
+    assert self_check_stubs(release_nb) == notebook.answers(release_nb)
+
+
+@pytest.mark.slow
+def test_failed_check_ends_with_its_message(tmp_path, release_nb):
+    """In Jupyter, does a failing visible test show the test's line and the message, no helper?"""
+    from nbclient import NotebookClient
+
+    folder = _student_folder(
+        tmp_path, course.ROOT / course.SAMPLE_CLASS / course.submission_path("dara")
+    )
+    nb = nbformat.read(folder / course.NOTEBOOK, as_version=4)
+    NotebookClient(nb, allow_errors=True, resources={"metadata": {"path": str(folder)}}).execute()
+    by_id = {c.get("metadata", {}).get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
+    error = by_id["test_concat_heads"].outputs[-1]
+    shown = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(error.traceback))
+    assert "lab_checks.py" not in shown and "Cell In[" in shown, shown
+    assert shown.strip().splitlines()[-1].startswith("AssertionError: concat_heads of four")
+    for cell in nb.cells:  # a hidden test's placeholder prints nothing
+        if "# Hidden test:" in cell.source:
+            assert cell.outputs == [], cell.source

@@ -1,0 +1,207 @@
+"""Where submissions are graded: local worker processes, or the workers of a Dask cluster.
+
+An executor is a value the run is given (:func:`make`): it takes the
+submissions to grade and yields ``(submission, result)`` pairs as they finish,
+one at a time, and the main process records each before asking for the next.
+Nothing is kept once yielded: a finished submission's executed notebooks and
+feedback page live only until they are recorded, so the main process's memory
+does not grow with the class.
+
+- :class:`LocalPool`: ``jobs`` processes forked from this one, each with its
+  own sandbox (:func:`.worker.start`); a pool whose worker died is started
+  afresh for the submissions not yet graded.
+- :class:`DaskPool`: a running ``distributed`` scheduler's workers (``--scheduler
+  tcp://HOST:8786``); each Dask worker process grades in its own sandbox
+  exactly as a local worker does (:mod:`.remote`). A submission whose worker
+  died is rescheduled by Dask (once, with the scheduler's ``allowed-failures``
+  at 1, as the README starts it), then gets a ``grader_error`` row.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import queue
+import sys
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Protocol
+
+from . import worker
+from .collect import Submission
+from .errors import Status, UserError
+
+CONNECT_TIMEOUT = 10  # seconds to reach a Dask scheduler before giving up
+POLL = 0.5  # seconds between checks for Ctrl-C while waiting for results
+
+
+class Executor(Protocol):
+    """Grades submissions somewhere; see the module's docstring."""
+
+    def results(
+        self, todo: list[Submission], started: Callable[[], object]
+    ) -> Iterator[tuple[Submission, worker.Result]]:
+        """Yield each submission of ``todo`` with its result, in the order they finish.
+
+        started: called once the workers are starting (the main process sets
+        up the gradebook meanwhile). Every submission is yielded exactly once,
+        with a ``grader_error`` result if it could not be graded.
+        """
+        ...
+
+
+def grader_error(submission: Submission, error: BaseException | str) -> worker.Result:
+    """A result saying the grader itself failed on ``submission`` (never the student's fault)."""
+    why = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+    return worker.failed(submission, Status.GRADER_ERROR, why)
+
+
+class LocalPool:
+    """``jobs`` worker processes forked from this one (see :func:`.worker.start`)."""
+
+    def __init__(self, settings: worker.Settings, jobs: int, attempts: int = 3) -> None:
+        self.settings, self.jobs, self.attempts = settings, jobs, attempts
+
+    def results(
+        self, todo: list[Submission], started: Callable[[], object]
+    ) -> Iterator[tuple[Submission, worker.Result]]:
+        remaining = {sub.student_id: sub for sub in todo}
+        for _attempt in range(self.attempts):
+            if not remaining:
+                break
+            workers = max(1, min(self.jobs, len(remaining)))
+            # Forked, not spawned: a worker starts with this process's imports (over a
+            # second of nbgrader and nbconvert) already done. This process runs no
+            # threads of its own when it forks, and every student process comes from
+            # a zygote started afresh, so nothing of ours reaches student code.
+            context = multiprocessing.get_context("fork")
+            done: queue.Queue[tuple[Submission, Future[worker.Result]]] = queue.Queue()
+            try:
+                with ProcessPoolExecutor(workers, context, worker.start, (self.settings,)) as pool:
+                    for _ in range(workers):  # start the workers now, while the gradebook is set up
+                        pool.submit(worker.ready)
+                    started()
+                    for sub in remaining.values():
+                        # A callback, not as_completed(): a finished future (and its
+                        # result) is forgotten as soon as it is recorded.
+                        pool.submit(worker.grade, sub).add_done_callback(_put_in(done, sub))
+                    try:
+                        while remaining:
+                            try:
+                                sub, future = done.get(timeout=POLL)
+                            except queue.Empty:
+                                continue
+                            result = _outcome(future, sub)
+                            del future
+                            remaining.pop(sub.student_id)
+                            yield sub, result
+                    except (KeyboardInterrupt, GeneratorExit):
+                        pool.shutdown(wait=False, cancel_futures=True)  # grade nothing more
+                        for child in multiprocessing.active_children():
+                            child.kill()  # a worker holds nothing unsaved: only we record
+                        raise
+            except BrokenProcessPool:
+                continue  # a worker died: start a fresh pool for those not yet graded
+        for sub in list(remaining.values()):  # the pool kept dying: still, everyone gets a row
+            yield sub, grader_error(sub, "worker processes kept dying")
+
+
+def _put_in(
+    done: queue.Queue[tuple[Submission, Future[worker.Result]]], sub: Submission
+) -> Callable[[Future[worker.Result]], None]:
+    """A done-callback that hands ``(sub, future)`` to the main thread."""
+
+    def put(future: Future[worker.Result]) -> None:
+        done.put((sub, future))
+
+    return put
+
+
+def _outcome(future: Future[worker.Result], sub: Submission) -> worker.Result:
+    """The worker's result, or a ``grader_error`` one; a dead pool propagates."""
+    try:
+        return future.result()
+    except BrokenProcessPool:
+        raise
+    except Exception as error:
+        return grader_error(sub, error)
+
+
+class DaskPool:
+    """The workers of a running Dask scheduler at ``address``."""
+
+    def __init__(self, settings: worker.Settings, address: str, sources: str) -> None:
+        """sources: the hash of the assignment's source and config (workers must match it)."""
+        try:
+            from distributed import Client
+        except ImportError:
+            raise UserError("--scheduler needs Dask: pip install distributed") from None
+        self.settings, self.address, self.sources = settings, address, sources
+        try:
+            self.client = Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
+        except (OSError, TimeoutError, ValueError) as why:
+            raise UserError(f"cannot reach the Dask scheduler at {address}: {why}") from None
+
+    def close(self) -> None:
+        """Disconnect from the scheduler (the cluster keeps running)."""
+        self.client.close()
+
+    def results(
+        self, todo: list[Submission], started: Callable[[], object]
+    ) -> Iterator[tuple[Submission, worker.Result]]:
+        from distributed import as_completed
+
+        from . import remote
+
+        workers = self.client.scheduler_info(n_workers=-1).get("workers", {})
+        if not workers:
+            raise UserError(f"the Dask scheduler at {self.address} has no workers")
+        started()
+        futures = {}
+        for sub in todo:
+            key = f"grade-{sub.student_id}-{sub.sha256[:12]}"
+            future = self.client.submit(
+                remote.grade, self.settings, self.sources, sub, key=key, pure=False
+            )
+            futures[future] = sub
+        try:
+            for future in as_completed(futures, loop=self.client.loop):
+                sub = futures.pop(future)
+                try:
+                    result = future.result()
+                except Exception as error:  # KilledWorker: it died twice; or the task failed
+                    result = grader_error(sub, _why(error))
+                future.release()
+                del future
+                yield sub, result
+        except (KeyboardInterrupt, GeneratorExit):
+            self.client.cancel(list(futures))
+            try:  # stop the student processes still running, so the workers are free at once
+                self.client.run(remote.stop, wait=False)
+            except Exception:
+                pass
+            raise
+
+
+def _why(error: BaseException) -> str:
+    name = type(error).__name__
+    if name == "KilledWorker":
+        return "the Dask worker grading it died, twice (see the workers' logs)"
+    return f"{name} on a Dask worker: {error}"
+
+
+def make(settings: worker.Settings, jobs: int, scheduler: str | None, sources: str) -> Executor:
+    """The executor a run asked for: Dask's workers at ``scheduler``, else ``jobs`` local ones."""
+    if scheduler:
+        return DaskPool(settings, scheduler, sources)
+    return LocalPool(settings, jobs)
+
+
+def close(executor: Executor) -> None:
+    """Release what an executor holds (a Dask client's connection)."""
+    closer = getattr(executor, "close", None)
+    if closer is not None:
+        try:
+            closer()
+        except Exception as why:  # the run's results are recorded; only the goodbye failed
+            print(f"warning: closing the executor: {why}", file=sys.stderr)

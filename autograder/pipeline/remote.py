@@ -1,0 +1,73 @@
+"""The grading side of a Dask worker: what :class:`~.executors.DaskPool` sends it to run.
+
+A Dask worker process grades exactly as a local worker process does: one
+:class:`~.worker.Worker` per worker thread, with its own sandbox, kept between
+tasks. What crosses the network is a submission's bytes out and a
+:class:`~.worker.Result` back (data only: scores, messages, the executed
+notebooks, the feedback page). The course itself is the worker machine's own
+copy of the repository: at the path the main process uses, or where
+``AUTOGRADER_COURSE`` points. A copy whose source or configuration differs from
+the main process's is refused, so every student is graded by the same tests.
+The worker builds its own scratch gradebook from its copy; the course's
+gradebook never leaves the main machine.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tempfile
+import threading
+from pathlib import Path
+
+from . import worker
+from .collect import Submission
+from .course import find_assignment
+from .gradebook import ensure_gradebook, sources_hash
+
+_local = threading.local()  # this thread's (sources hash, Worker, scratch folder)
+_all: list[worker.Worker] = []  # every Worker of this process, for stop()
+
+
+def course_root(requested: str) -> Path:
+    """The course on this machine: ``AUTOGRADER_COURSE``, else the main process's path."""
+    where = os.environ.get("AUTOGRADER_COURSE") or requested
+    if not Path(where, "source").is_dir():
+        raise RuntimeError(
+            f"no course at {where} on this Dask worker: clone the repository there, "
+            "or set AUTOGRADER_COURSE to its path"
+        )
+    return Path(where)
+
+
+def _worker(settings: worker.Settings, sources: str) -> worker.Worker:
+    """This thread's Worker for ``settings``, made (and its gradebook built) on first use."""
+    made = getattr(_local, "made", None)
+    if made is not None and made[0] == (sources, settings):
+        return made[1]
+    root = course_root(settings.course_root)
+    assignment = find_assignment(root, settings.assignment_id)
+    mine = sources_hash(assignment)
+    if mine != sources:
+        raise RuntimeError(
+            f"the course at {root} on this Dask worker differs from the grader's "
+            "(another commit, or edited): check out the same commit on every machine"
+        )
+    scratch = tempfile.mkdtemp(prefix="autograder-dask-")
+    db_url = ensure_gradebook(assignment, f"sqlite:///{Path(scratch) / 'gradebook.db'}")
+    local = dataclasses.replace(settings, course_root=str(root), db_url=db_url)
+    graders = worker.Worker(local, assignment)
+    _all.append(graders)
+    _local.made = ((sources, settings), graders)
+    return graders
+
+
+def grade(settings: worker.Settings, sources: str, submission: Submission) -> worker.Result:
+    """Grade one submission on this Dask worker; its result, feedback page included."""
+    return _worker(settings, sources).grade(submission)
+
+
+def stop() -> None:
+    """Stop every student process this worker runs (the grader was interrupted)."""
+    for one in _all:
+        one.close()

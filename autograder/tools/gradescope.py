@@ -1,0 +1,286 @@
+"""The grader on Gradescope: ``python -m autograder gradescope [--out DIR]``.
+
+:func:`build` writes ``DIR/autograder.zip``, the file an instructor uploads as
+a Gradescope programming assignment's autograder:
+
+- ``setup.sh``: run once by Gradescope (as root, on its Ubuntu image): installs
+  Python 3.11+ and bubblewrap, then the course's pinned packages into
+  ``/autograder/venv``;
+- ``run_autograder``: run for every submission: grades the notebook in
+  ``$GRADESCOPE_ROOT/submission/`` (default root ``/autograder``) with this
+  grader, sandbox included, and writes ``$GRADESCOPE_ROOT/results/results.json``;
+- ``course/``: the course's configuration, source and release folders, and
+  the grader (the ``autograder`` package with ``pyproject.toml`` and
+  ``constraints.txt``). Never the solutions, the sample class or the tests.
+
+:func:`run` (what ``run_autograder`` calls) writes Gradescope's results: one
+test per graded cell (its ``grade_id`` and what it checks, points, the failure
+message, ``visible`` for visible tests and ``after_published`` for hidden
+ones), the written answer noted for manual grading, a summary as the top-level
+output, and an instructor-only test with the grader's log (and a note when the
+container forbids the sandbox). A ``results.json`` is written whatever
+happens: an unreadable notebook, a missing one, or a grader that fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import shutil
+import sys
+import tempfile
+import traceback
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from ..pipeline import grade as grading
+from ..pipeline import notebook
+from ..pipeline.course import CONFIG_FILES, Assignment, find_assignment
+
+GRADESCOPE_ROOT = "/autograder"
+STUDENT = "student"  # the one student a Gradescope run grades
+SANDBOX_WARNING = "grading WITHOUT these protections"
+PACKAGE_FILES = ("pyproject.toml", "constraints.txt")
+
+SETUP_SH = """#!/usr/bin/env bash
+# Gradescope runs this once, as root, when it builds the autograder's image.
+set -euo pipefail
+cd "$(dirname "$0")"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq bubblewrap python3 python3-venv python3-pip >/dev/null
+PYTHON=python3
+if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+    # Gradescope's Ubuntu 22.04 image has Python 3.10; the grader needs 3.11 or newer.
+    apt-get install -y -qq software-properties-common >/dev/null
+    add-apt-repository -y ppa:deadsnakes/ppa
+    apt-get update -qq
+    apt-get install -y -qq python3.11 python3.11-venv >/dev/null
+    PYTHON=python3.11
+fi
+"$PYTHON" -m venv /autograder/venv
+/autograder/venv/bin/pip install --quiet --upgrade pip
+/autograder/venv/bin/pip install --quiet --constraint course/constraints.txt --editable ./course
+"""
+
+RUN_AUTOGRADER = """#!/usr/bin/env bash
+# Gradescope runs this for every submission; it writes results/results.json.
+# GRADESCOPE_ROOT (default /autograder) and AUTOGRADER_PYTHON let a test run it elsewhere.
+ROOT="${GRADESCOPE_ROOT:-/autograder}"
+HERE="$(cd "$(dirname "$0")" && pwd)"
+PYTHON="${AUTOGRADER_PYTHON:-/autograder/venv/bin/python}"
+mkdir -p "$ROOT/results"
+cd "$HERE/course" && "$PYTHON" -m autograder.tools.gradescope --root "$ROOT" --course "$HERE/course"
+status=$?
+if [ ! -s "$ROOT/results/results.json" ]; then
+    # The grader could not even start: still tell the student, and the instructor, why.
+    why="The autograder could not start (exit status $status). Please tell your instructor."
+    printf '{"score": 0, "output": "%s", "stdout_visibility": "hidden", "tests": []}\\n' \\
+        "$why" > "$ROOT/results/results.json"
+fi
+exit 0
+"""
+
+
+def build(
+    *,
+    out: Path | str = "gradescope",
+    assignment: str | None = None,
+    course: Path | str | None = None,
+) -> int:
+    """Write ``out/autograder.zip`` for ``assignment``; prints where it is."""
+    chosen = find_assignment(course, assignment)
+    root = chosen.root
+    target = Path(out) / "autograder.zip"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, text in (("setup.sh", SETUP_SH), ("run_autograder", RUN_AUTOGRADER)):
+            info = zipfile.ZipInfo(name)
+            info.external_attr = 0o755 << 16  # executable, as Gradescope runs them
+            archive.writestr(info, text)
+        for name in (*CONFIG_FILES, *PACKAGE_FILES):
+            archive.write(root / name, f"course/{name}")
+        package = Path(__file__).resolve().parents[1]
+        for path in sorted(package.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                archive.write(path, f"course/autograder/{path.relative_to(package)}")
+        for folder in (chosen.source_dir, chosen.release_dir):
+            for path in sorted(folder.rglob("*")):
+                if path.is_file() and "__pycache__" not in path.parts:
+                    archive.write(path, f"course/{path.relative_to(root)}")
+    print(f"wrote {target}: upload it as the autograder of a Gradescope programming assignment")
+    return 0
+
+
+# ------------------------------------------------------------------ results.json
+
+
+def _submitted(folder: Path, chosen: Assignment) -> dict[str, Path]:
+    """``{assignment notebook: the submitted file}`` found in Gradescope's submission folder."""
+    found = sorted(
+        p
+        for p in folder.rglob("*.ipynb")
+        if p.is_file() and not any(part.startswith((".", "__MACOSX")) for part in p.parts)
+    )
+    chosen_files: dict[str, Path] = {}
+    for name in chosen.notebooks:
+        exact = [p for p in found if p.name == name]
+        named = [p for p in found if Path(name).stem in p.name]
+        only = found if len(chosen.notebooks) == 1 and len(found) == 1 else []
+        for candidates in (exact, named, only):
+            if candidates:
+                chosen_files[name] = candidates[0]
+                break
+    return chosen_files
+
+
+def _tests(
+    chosen: Assignment, row: dict[str, Any], columns: notebook.Columns
+) -> list[dict[str, Any]]:
+    """One Gradescope test per graded cell, in notebook order."""
+    tests = []
+    for name in chosen.notebooks:
+        source = notebook.read(chosen.source(name))
+        for cell in source.cells:
+            if not notebook.is_graded(cell):
+                continue
+            column = columns.of[(name, notebook.grade_id(cell))]
+            possible = columns.possible[column]
+            earned = row["points"].get(column)
+            if not notebook.is_test(cell):
+                tests.append(
+                    {
+                        "name": f"{column}: graded by hand",
+                        "score": 0,
+                        "max_score": 0,
+                        "output": f"A TA grades this written answer by hand ({possible:g} points).",
+                        "visibility": "visible",
+                    }
+                )
+                continue
+            hidden = "BEGIN HIDDEN TESTS" in cell.source
+            checks = notebook.what_it_checks(cell.source)
+            tests.append(
+                {
+                    "name": f"{column}: {checks}" if checks else column,
+                    "score": float(earned or 0),
+                    "max_score": possible,
+                    "output": str(row.get("messages", {}).get(column, "")),
+                    "visibility": "after_published" if hidden else "visible",
+                }
+            )
+    return tests
+
+
+def results_for(chosen: Assignment, row: dict[str, Any], log: str) -> dict[str, Any]:
+    """Gradescope's ``results.json`` for one graded row (a :class:`~..report.Row` as a dict)."""
+    columns = notebook.Columns({n: notebook.read(chosen.source(n)) for n in chosen.notebooks})
+    tests = _tests(chosen, row, columns)
+    autograded = [t for t in tests if t["max_score"]]
+    score = sum(t["score"] for t in autograded)
+    out_of = sum(t["max_score"] for t in autograded)
+    shown = [t for t in autograded if t["visibility"] == "visible"]
+    failing = [t["name"].split(":")[0] for t in shown if t["score"] < t["max_score"]]
+    lines = [f"Autograded score: {score:g} / {out_of:g}."]
+    if row.get("status", "ok") != "ok":
+        lines.append(f"Grading was incomplete ({row['status']}): {row.get('detail', '')}.")
+    lines.append(
+        f"Failing visible tests: {', '.join(failing)}." if failing else "Every visible test passes."
+    )
+    hidden = len(autograded) - len(shown)
+    lines.append(f"The {hidden} hidden tests' results appear when grades are published.")
+    instructor = ["Grader log:", log.strip() or "(nothing)"]
+    if SANDBOX_WARNING in log:
+        instructor.insert(
+            0,
+            "This container forbids the bubblewrap sandbox (no user namespaces): the "
+            "submission was graded without it, still in its own process with time and "
+            "memory limits.",
+        )
+    tests.append(
+        {
+            "name": "Grader log (instructors only)",
+            "score": 0,
+            "max_score": 0,
+            "output": "\n".join(instructor)[-50_000:],
+            "visibility": "hidden",
+        }
+    )
+    return {
+        "score": score,
+        "output": " ".join(lines),
+        "stdout_visibility": "hidden",
+        "tests": tests,
+    }
+
+
+def failure(why: str, log: str = "") -> dict[str, Any]:
+    """``results.json`` for a submission that could not be graded at all."""
+    return {
+        "score": 0,
+        "output": f"Your submission could not be graded: {why}",
+        "stdout_visibility": "hidden",
+        "tests": [
+            {
+                "name": "Grader log (instructors only)",
+                "score": 0,
+                "max_score": 0,
+                "output": log[-50_000:] or why,
+                "visibility": "hidden",
+            }
+        ],
+    }
+
+
+def run(root: Path | str = GRADESCOPE_ROOT, course: Path | str | None = None) -> dict[str, Any]:
+    """Grade the notebook in ``root/submission/``; write and return ``results/results.json``."""
+    root = Path(root)
+    results_path = root / "results" / "results.json"
+    results_path.parent.mkdir(parents=True, exist_ok=True)
+    log = io.StringIO()
+    try:
+        chosen = find_assignment(course)
+        files = _submitted(root / "submission", chosen)
+        if not files:
+            wanted = " and ".join(chosen.notebooks)
+            results = failure(f"no {wanted} in your submission; upload the notebook itself.")
+        else:
+            with tempfile.TemporaryDirectory(prefix="gradescope-") as scratch:
+                subs, out = Path(scratch) / "submissions", Path(scratch) / "grades"
+                for name, path in files.items():
+                    target = subs / chosen.submission_path(STUDENT, name)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(path, target)
+                with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+                    grading.grade(subs, course=chosen.root, out=out, jobs=1, dry_run=True)
+                saved = grading.State(out).load(STUDENT)
+                if saved is None:
+                    results = failure("the grader gave no result; your instructor has been told.")
+                else:
+                    results = results_for(chosen, saved["row"], log.getvalue())
+    except Exception:
+        results = failure(
+            "the grader failed; your instructor has been told.",
+            log.getvalue() + traceback.format_exc(),
+        )
+    results_path.write_text(json.dumps(results, indent=2))
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m autograder.tools.gradescope [--root DIR] [--course DIR]``, for run_autograder."""
+    parser = argparse.ArgumentParser(prog="python -m autograder.tools.gradescope")
+    parser.add_argument("--root", default=os.environ.get("GRADESCOPE_ROOT", GRADESCOPE_ROOT))
+    parser.add_argument("--course", default=None)
+    args = parser.parse_args(argv)
+    results = run(args.root, args.course)
+    print(results["output"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

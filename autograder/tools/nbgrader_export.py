@@ -1,0 +1,71 @@
+"""The LMS exports as nbgrader export plugins, where nbgrader users look for them.
+
+From a course folder::
+
+    nbgrader export --exporter=autograder.tools.nbgrader_export.CanvasExportPlugin \\
+        --CanvasExportPlugin.template=GRADEBOOK.csv --to=grades/canvas.csv
+    nbgrader export --exporter=autograder.tools.nbgrader_export.MoodleExportPlugin \\
+        --MoodleExportPlugin.worksheet=WORKSHEET.csv --to=grades/moodle.csv
+
+The same code as ``python -m autograder export canvas|moodle`` (:mod:`.export`),
+on the gradebook nbgrader opened. ``--assignment=[ID]`` picks the assignment
+when the gradebook holds several.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nbgrader.api import Gradebook
+from nbgrader.plugins import ExportPlugin
+from traitlets import Unicode
+
+from . import export
+
+
+def _assignment_id(plugin: ExportPlugin, gradebook: Gradebook) -> str:
+    chosen = [str(a) for a in plugin.assignment] or [a.name for a in gradebook.assignments]
+    if len(chosen) != 1:
+        raise export.UserError(
+            f"the gradebook holds {', '.join(chosen) or 'no assignment'}: pick one with "
+            "--assignment=[ID]"
+        )
+    return chosen[0]
+
+
+class CanvasExportPlugin(ExportPlugin):
+    """Fill a Canvas gradebook export with one assignment's totals."""
+
+    template = Unicode("", help="the gradebook CSV exported from Canvas").tag(config=True)
+    column = Unicode("", help="the assignment's column (default: the one naming it)").tag(
+        config=True
+    )
+
+    def export(self, gradebook: Gradebook) -> None:
+        if not self.template:
+            raise export.UserError("give the Canvas export: --CanvasExportPlugin.template=FILE")
+        assignment_id = _assignment_id(self, gradebook)
+        out = Path(self.to or "canvas.csv")
+        grades = export.totals_in(gradebook, assignment_id)
+        filled = export.write_canvas(
+            Path(self.template), self.column or None, out, assignment_id, grades
+        )
+        self.log.info(filled.summary(out))
+
+
+class MoodleExportPlugin(ExportPlugin):
+    """Fill Moodle's offline grading worksheet; zip the feedback pages beside it."""
+
+    worksheet = Unicode("", help="the grading worksheet exported from Moodle").tag(config=True)
+    feedback = Unicode("grades/feedback", help="the feedback pages").tag(config=True)
+
+    def export(self, gradebook: Gradebook) -> None:
+        if not self.worksheet:
+            raise export.UserError("give the worksheet: --MoodleExportPlugin.worksheet=FILE")
+        out = Path(self.to or "moodle.csv")
+        grades = export.totals_in(gradebook, _assignment_id(self, gradebook))
+        filled, pages, zipped, _ = export.write_moodle(
+            Path(self.worksheet), out, Path(self.feedback), grades
+        )
+        self.log.info(filled.summary(out))
+        self.log.info("wrote %s: %d feedback page(s)", pages, zipped)

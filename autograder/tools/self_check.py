@@ -1,0 +1,209 @@
+"""Check your notebook before you submit it: ``python self_check.py [NOTEBOOK]``.
+
+Runs the notebook top to bottom in a fresh Jupyter kernel, as *Kernel →
+Restart & Run All* would, then lists every answer as
+
+- ``done``: filled in, and every visible test of it passes;
+- ``failing``: a visible test fails (its message follows), or the answer
+  cell itself raised an error;
+- ``not attempted``: the cell still holds its stub;
+- ``missing``: the answer cell is gone (restore it from a fresh copy).
+
+Hidden tests run only when the notebook is graded, so passing here is
+necessary, not sufficient. Exit status 0 only when every answer is done and
+every visible test passes; 1 otherwise; 2 when the notebook cannot be read or
+run at all.
+
+This file is the same code as ``python -m autograder check`` in the course
+repository: ``python -m autograder generate`` copies it into the release
+folder with :data:`ASSIGNMENT` filled in. It needs only the standard library
+and what any Jupyter install has (``nbformat``, ``nbclient``, a Python kernel).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+# Filled in by ``python -m autograder generate``: the assignment's id and, per
+# notebook, {answer grade_id: the stub the release gives}.
+ASSIGNMENT: dict[str, Any] = {"id": "", "notebooks": {}}
+
+WRITTEN_STUB = "YOUR ANSWER HERE"  # nbgrader's stub for a written answer
+DONE, FAILING, NOT_ATTEMPTED, MISSING = "done", "failing", "not attempted", "missing"
+
+
+class CannotCheck(Exception):
+    """The notebook cannot be read or run: a one-line reason."""
+
+
+def _meta(cell: Any) -> dict[str, Any]:
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return meta if isinstance(meta, dict) else {}
+
+
+def _is_test(cell: Any) -> bool:
+    meta = _meta(cell)
+    return cell.get("cell_type") == "code" and bool(meta.get("grade")) and not meta.get("solution")
+
+
+def _runs_nothing(source: str) -> bool:
+    """A hidden test's placeholder: nothing but comments and a docstring is left of it."""
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:
+        return False
+    return all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) for s in body)
+
+
+def _answer_of(test_id: str, answer_ids: list[str]) -> str | None:
+    """The answer a test grades: ``test_mean_empty`` grades ``mean`` (the longest id that fits)."""
+    fits = [a for a in answer_ids if test_id == f"test_{a}" or test_id.startswith(f"test_{a}_")]
+    return max(fits, key=len, default=None)
+
+
+def _error(cell: Any) -> str | None:
+    """``"AssertionError: message"`` if the executed cell ended in an error, else None."""
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "error":
+            return f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
+    return None
+
+
+def read(path: Path) -> Any:
+    """The notebook at ``path``, or :class:`CannotCheck` saying why not."""
+    import json
+
+    import nbformat
+
+    try:
+        data = path.read_bytes()
+    except OSError as why:
+        raise CannotCheck(f"cannot read {path}: {why.strerror or why}") from None
+    try:
+        raw = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise CannotCheck(f"{path.name} is not valid JSON: is it a notebook?") from None
+    if not isinstance(raw, dict) or not isinstance(raw.get("cells"), list):
+        raise CannotCheck(f"{path.name} is not a Jupyter notebook (no cells)")
+    try:
+        return nbformat.reads(data.decode(), as_version=4)
+    except Exception as why:
+        raise CannotCheck(f"{path.name} is not a notebook Jupyter can read: {why}") from None
+
+
+def run(nb: Any, folder: Path, timeout: float) -> Any:
+    """Run every cell of ``nb`` in a fresh kernel started in ``folder``; outputs go into ``nb``.
+
+    Errors do not stop the run (every test gets its say); a cell running past
+    ``timeout`` seconds is interrupted, which shows as its error.
+    """
+    from jupyter_client.kernelspec import NoSuchKernel
+    from nbclient import NotebookClient
+    from nbclient.exceptions import DeadKernelError
+
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        interrupt_on_timeout=True,
+        allow_errors=True,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(folder)}},
+    )
+    try:
+        # The kernel's own log (a warning about its transport) means nothing to a student.
+        client.execute(stderr=subprocess.DEVNULL)
+    except NoSuchKernel:
+        raise CannotCheck("no Python kernel found: install Jupyter (pip install jupyter)") from None
+    except DeadKernelError as why:
+        raise CannotCheck(f"the kernel died while running the notebook ({why})") from None
+    return nb
+
+
+def verdicts(executed: Any, stubs: dict[str, str]) -> dict[str, tuple[str, str]]:
+    """``{answer id: (state, message)}`` for an executed notebook; see the module's list."""
+    cells = {_meta(c).get("grade_id"): c for c in executed.cells if _meta(c).get("solution")}
+    results: dict[str, tuple[str, str]] = {}
+    for answer, stub in stubs.items():
+        cell = cells.get(answer)
+        if cell is None:
+            results[answer] = (MISSING, "its cell was deleted; copy it back from a fresh release")
+        elif cell.source.strip() in (stub.strip(), WRITTEN_STUB):
+            results[answer] = (NOT_ATTEMPTED, "")
+        elif cell.get("cell_type") == "code" and _error(cell):
+            results[answer] = (FAILING, f"the answer cell itself fails: {_error(cell)}")
+        else:
+            results[answer] = (DONE, "")
+    for cell in executed.cells:
+        if not _is_test(cell) or _runs_nothing(cell.source):
+            continue
+        owner = _answer_of(str(_meta(cell).get("grade_id")), list(stubs))
+        message = _error(cell)
+        if owner is not None and message and results[owner][0] == DONE:
+            results[owner] = (FAILING, message)
+    return results
+
+
+def report(results: dict[str, tuple[str, str]]) -> int:
+    """Print one line per answer and what it means; return the exit status (0 or 1)."""
+    width = max(len(answer) for answer in results)
+    for answer, (state, message) in results.items():
+        line = f"{answer:<{width}}  {state}"
+        print(f"{line}: {message}" if message else line)
+    done = sum(state == DONE for state, _ in results.values())
+    print("\nHidden tests run only when your notebook is graded: passing here is a good sign,")
+    print("not the final score.")
+    if done == len(results):
+        print(f"\nall {done} answers done and every visible test passes: ready to submit")
+        return 0
+    print(f"\n{done} of {len(results)} answers done: not ready to submit yet")
+    return 1
+
+
+def check_notebook(path: Path, stubs: dict[str, str], timeout: float = 60) -> int:
+    """Check the notebook at ``path`` against its answers' ``stubs``; the exit status."""
+    nb = read(path)
+    print(f"running {path.name} in a fresh kernel...", flush=True)
+    return report(verdicts(run(nb, path.parent.resolve(), timeout), stubs))
+
+
+def main(argv: list[str] | None = None, assignment: dict[str, Any] | None = None) -> int:
+    """``python self_check.py [NOTEBOOK] [--timeout S]``: the exit status."""
+    assignment = assignment or ASSIGNMENT
+    notebooks: dict[str, dict[str, str]] = assignment["notebooks"]
+    here = Path(__file__).resolve().parent
+    parser = argparse.ArgumentParser(
+        prog="python self_check.py",
+        description="Run your notebook and its visible tests; exit 0 when ready to submit.",
+    )
+    parser.add_argument(
+        "notebook", nargs="*", help=f"default: {', '.join(notebooks)} in this folder"
+    )
+    parser.add_argument("--timeout", type=float, default=60, help="seconds per cell (60)")
+    args = parser.parse_args(argv)
+    paths = [Path(p) for p in args.notebook] or [here / name for name in notebooks]
+    worst = 0
+    try:
+        if args.timeout <= 0:
+            raise CannotCheck("--timeout must be positive")
+        for path in paths:
+            name = path.name if path.name in notebooks else None
+            if name is None and len(notebooks) == 1:
+                name = next(iter(notebooks))
+            if name is None:
+                raise CannotCheck(f"{path.name} is none of {', '.join(notebooks)}")
+            if not path.is_file():
+                raise CannotCheck(f"cannot check {path}: it does not exist")
+            worst = max(worst, check_notebook(path, notebooks[name], args.timeout))
+    except CannotCheck as why:
+        print(f"self-check: error: {why}", file=sys.stderr)
+        return 2
+    return worst
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,97 @@
+"""The hostile class: every case of tests/hostile.py and every corpus entry, graded once.
+
+What the end-to-end tests of the grader (``tests/pipeline/test_grader.py``) and
+of grading on a Dask cluster (``tests/pipeline/test_dask.py``) look at; built
+and graded once per test session (the ``graded_class`` fixture in conftest).
+A local socket listens for anything a submission sends.
+"""
+
+import hashlib
+import socket
+import threading
+from pathlib import Path
+
+import nbformat
+
+from autograder.pipeline import report
+from autograder.tools import corpus
+from autograder.tools.nbgrader_cli import scratch_course
+
+from . import hostile
+from . import lab as course
+
+CORPUS = corpus.load_corpus(course.ROOT / course.CORPUS)
+# corpus names hold a slash; as student ids they are e.g. corpus--mistakes--no_scale
+CORPUS_IDS = {f"corpus--{name.replace('/', '--')}": name for name in CORPUS}
+
+
+def tree_hash(folder, skip=()):
+    """``{relative path: sha256}`` of every file below ``folder``."""
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(Path(folder).rglob("*"))
+        if p.is_file() and not any(part in skip for part in p.relative_to(folder).parts)
+    }
+
+
+class Listener:
+    """A TCP server on the loopback that records whatever reaches it."""
+
+    def __init__(self):
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.server.settimeout(0.2)
+        self.port = self.server.getsockname()[1]
+        self.heard, self.running = [], True
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while self.running:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(1)
+                try:
+                    self.heard.append(conn.recv(1024) or b"<connected>")
+                except OSError:
+                    self.heard.append(b"<connected>")
+
+    def stop(self):
+        self.running = False
+        self.thread.join()
+        self.server.close()
+
+
+def build_and_grade(tmp_path_factory, release_nb, solution_nb):
+    """The whole class graded once: rows, the command's output, and what changed around it."""
+    base = tmp_path_factory.mktemp("class")
+    course_dir = scratch_course(course.ROOT, base / "course", release=True)
+    submissions, out = base / "submissions", base / "grades"
+    listener = Listener()
+    context = {"course": course_dir, "out": out, "submissions": submissions, "port": listener.port}
+    hostile.build_class(submissions, release_nb, solution_nb, context)
+    for student_id, name in CORPUS_IDS.items():
+        nb = corpus.build({name: CORPUS[name]}, release_nb, solution_nb)[name]
+        path = submissions / course.submission_path(student_id)
+        path.parent.mkdir(parents=True)
+        path.write_text(nbformat.writes(nb))
+    ids = sorted(p.name for p in submissions.iterdir())
+    Path("/tmp/pwned").unlink(missing_ok=True)
+    watched = ("source", "release", *course.CONFIG_FILES)
+    before = {
+        "course": {k: v for k, v in tree_hash(course_dir).items() if k.split("/")[0] in watched},
+        "submissions": tree_hash(submissions),
+    }
+    done = course.grade_command(submissions, course_dir, out, "--timeout", "3")
+    listener.stop()
+    after = {
+        "course": {k: v for k, v in tree_hash(course_dir).items() if k.split("/")[0] in watched},
+        "submissions": tree_hash(submissions),
+    }
+    rows = {row["student_id"]: row for row in report.read_csv(out / "grades.csv")}
+    return {
+        "done": done, "rows": rows, "before": before, "after": after, "heard": listener.heard,
+        "course": course_dir, "out": out, "submissions": submissions, "ids": ids,
+    }  # fmt: skip

@@ -1,0 +1,161 @@
+"""Does a class grade through a Dask scheduler and two workers as it grades locally?
+
+The cluster is started the way a TA starts one (README, "On a cluster"): a
+``dask scheduler`` and two ``dask worker`` processes on 127.0.0.1, the
+scheduler retrying a task whose worker died once. The workers preload
+tests/dask_faults.py, which kills a worker on cue.
+"""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder.pipeline import report
+from autograder.sandbox.launcher import ZYGOTE
+
+from .. import hostile
+from .. import lab as course
+from ..classes import CORPUS_IDS
+
+pytestmark = pytest.mark.slow
+
+DASK = str(Path(sys.executable).with_name("dask"))
+CORPUS_PART = 10  # corpus students graded through the cluster too
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """``{"address", "faults"}`` of a scheduler and two workers running on 127.0.0.1."""
+    folder = tmp_path_factory.mktemp("dask")
+    env = {
+        **os.environ,
+        "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "1",
+        "AUTOGRADER_FAULTS": str(folder),
+    }
+    scheduler_file = folder / "scheduler.json"
+    logs = [(folder / f"{name}.log").open("w") for name in ("scheduler", "worker0", "worker1")]
+    log = logs[0]
+    processes = [
+        subprocess.Popen(
+            [DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+             "--scheduler-file", str(scheduler_file)],
+            env=env, stdout=log, stderr=log, start_new_session=True,
+        )
+    ]  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not scheduler_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        address = json.loads(scheduler_file.read_text())["address"]
+        for number in range(2):
+            worker_log = logs[number + 1]
+            processes.append(
+                subprocess.Popen(
+                    [DASK, "worker", address, "--nworkers", "1", "--nthreads", "1",
+                     "--no-dashboard", "--name", f"w{number}",
+                     "--preload", str(course.ROOT / "tests" / "dask_faults.py")],
+                    env=env, stdout=worker_log, stderr=worker_log, start_new_session=True,
+                )
+            )  # fmt: skip
+        _wait_for_workers(address, 2)
+        yield {"address": address, "folder": folder}
+    finally:
+        for process in reversed(processes):
+            os.killpg(process.pid, signal.SIGTERM)
+        for process in processes:
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+        for handle in logs:
+            handle.close()
+
+
+def _wait_for_workers(address, count):
+    from distributed import Client
+
+    with Client(address, timeout=30) as client:
+        client.wait_for_workers(count, timeout=60)
+
+
+def _copy_students(graded_class, ids, into):
+    for student_id in ids:
+        shutil.copytree(graded_class["submissions"] / student_id, into / student_id)
+
+
+def test_class_through_dask_equals_local(cluster, graded_class, tmp_path):
+    """Hostile class and part of the corpus: the same rows as the local run, every column?"""
+    corpus_part = sorted(CORPUS_IDS)[:: max(1, len(CORPUS_IDS) // CORPUS_PART)][:CORPUS_PART]
+    ids = [s for s in graded_class["ids"] if s not in CORPUS_IDS] + corpus_part
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    _copy_students(graded_class, ids, subs)
+    for faulty in ("die_once", "die_always"):  # the honest notebook, graded by a dying worker
+        shutil.copytree(graded_class["submissions"] / "honest", subs / faulty)
+    done = course.grade_command(
+        subs, graded_class["course"], out, "--timeout", "3", "--dry-run",
+        "--scheduler", cluster["address"],
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = {r["student_id"]: r for r in report.read_csv(out / "grades.csv")}
+    assert set(rows) == set(ids) | {"die_once", "die_always"}
+    local = graded_class["rows"]
+    unchecked = {name for name, case in hostile.CASES.items() if case.status == "any"}
+    differ = [s for s in ids if s not in unchecked and rows[s] != local[s]]
+    assert differ == [], [(s, rows[s]["status"], local[s]["status"]) for s in differ]
+    honest = {k: v for k, v in local["honest"].items() if k != "student_id"}
+    assert {k: v for k, v in rows["die_once"].items() if k != "student_id"} == honest
+    assert rows["die_always"]["status"] == "grader_error"
+    page = (out / "feedback" / "die_always.html").read_text()
+    assert "died" in page
+    for sid in ("honest", "victim"):
+        assert (out / "feedback" / f"{sid}.html").read_text().count("test_") > 10
+
+
+def test_unreachable_scheduler_is_one_line(tmp_path, graded_class):
+    """Does a scheduler nobody runs give one line and exit 2, not a traceback?"""
+    subs = tmp_path / "subs"
+    _copy_students(graded_class, ["honest"], subs)
+    done = course.grade_command(
+        subs, graded_class["course"], tmp_path / "out", "--dry-run",
+        "--scheduler", "tcp://127.0.0.1:9",
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "cannot reach the Dask scheduler" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_ctrl_c_stops_the_cluster_too(cluster, graded_class, tmp_path):
+    """Ctrl-C during a cluster run: out in seconds, the workers' student processes gone?"""
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    _copy_students(graded_class, ["honest", "loop_at_top"], subs)
+    running = subprocess.Popen(
+        [sys.executable, "-m", "autograder", "grade", str(subs), "--course",
+         str(graded_class["course"]), "--out", str(out), "--timeout", "20", "--dry-run",
+         "--scheduler", cluster["address"]],
+        start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    finished = out / ".state" / "honest.json"
+    deadline = time.monotonic() + 120
+    while not finished.exists() and running.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert finished.exists(), running.communicate()[1][-2000:]
+    time.sleep(1)  # into the looping student's twenty seconds
+    os.killpg(running.pid, signal.SIGINT)
+    stopped_at = time.monotonic()
+    _, stderr = running.communicate(timeout=60)
+    assert running.returncode == 130, stderr
+    assert time.monotonic() - stopped_at < 15
+    deadline = time.monotonic() + 10
+    while ZYGOTE in _processes() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert ZYGOTE not in _processes()
+
+
+def _processes():
+    return subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout

@@ -1,0 +1,109 @@
+"""Do the sample class's feedback pages read at a glance, in a browser 1280 px wide?"""
+
+import html
+import re
+
+import pytest
+
+from autograder.pipeline import notebook
+from autograder.pipeline.course import ROOT
+
+from .. import browser
+from .. import lab as course
+
+pytestmark = pytest.mark.slow
+
+STUDENTS = sorted(p.name for p in (course.ROOT / course.SAMPLE_CLASS).iterdir())
+SUMMARY = """
+[...document.querySelectorAll('#summary tr.answer-row')].map(row => [
+  row.dataset.answer, row.cells[1].textContent.trim(), row.cells[2].textContent.trim()
+])
+"""
+
+
+@pytest.fixture(scope="module")
+def pages(graded_samples):
+    """``{student_id: (path, html)}`` of every sample student's feedback page."""
+    folder = graded_samples["out"] / "feedback"
+    return {sid: (folder / f"{sid}.html", (folder / f"{sid}.html").read_text()) for sid in STUDENTS}
+
+
+@pytest.fixture(scope="module")
+def seen(pages):
+    """``{student_id: (what overflows, the summary's rows)}`` as Chromium shows each page."""
+    if browser.CHROMIUM is None:
+        pytest.fail(
+            "chromium is not installed: run make setup as root, or apt-get install chromium"
+        )
+    with browser.Browser() as chromium:
+        return {
+            sid: (chromium.look(path, browser.OVERFLOW), chromium.look(path, SUMMARY))
+            for sid, (path, _) in pages.items()
+        }
+
+
+@pytest.mark.parametrize("student_id", STUDENTS)
+def test_nothing_hides_behind_a_scrollbar(seen, student_id):
+    """At 1280 px, does every message wrap, with nothing wider than the page?"""
+    overflowing, _ = seen[student_id]
+    assert overflowing == [], overflowing[:5]
+
+
+@pytest.mark.parametrize("student_id", STUDENTS)
+def test_summary_lists_every_answer(seen, student_id, answer_ids):
+    """Does the summary list every answer, with points and what the tests found?"""
+    _, rows = seen[student_id]
+    assert [row[0] for row in rows] == answer_ids
+    for answer, points, found in rows:
+        assert re.fullmatch(r"(–|[0-9.]+) / [0-9.]+", points), (answer, points)
+        assert found, answer
+
+
+@pytest.mark.parametrize("student_id", STUDENTS)
+def test_no_path_of_the_grading_machine(pages, student_id):
+    """Does no page show a path of the TA's machine (the repository, a venv, the sandbox)?"""
+    _, page = pages[student_id]
+    text = html.unescape(page)
+    for path in (str(ROOT), "site-packages", "/autograder/", "student.py", "/tmp/lab"):
+        assert path not in text, path
+
+
+def test_title_names_the_notebook_and_the_student(pages):
+    """Does the page's title hold the notebook and the student id?"""
+    _, page = pages["dara"]
+    title = re.search(r"<title>(.*?)</title>", page).group(1)
+    assert course.NOTEBOOK in title and "dara" in title
+
+
+def test_a_stub_reads_not_attempted(seen, pages):
+    """Does the blank submission read "not attempted" for every answer, never a crash?"""
+    _, rows = seen["fay"]
+    assert all("not attempted" in found for _, _, found in rows), rows
+    assert "crashed on arguments" not in pages["fay"][1]
+
+
+def test_wrong_axis_is_named_in_the_summary(seen):
+    """Does the wrong glue's failing test say, in the summary, which axis it used?"""
+    _, rows = seen["dara"]
+    concat = next(found for answer, _, found in rows if answer == "concat_heads")
+    assert "failing" in concat and "axis 0" in concat and "(24, 2)" in concat
+    assert "Do four (6, 2) answers" in concat  # what the failing test checks
+
+
+def test_written_answer_awaits_a_ta(seen, release_nb):
+    """Is the written answer "awaiting a TA" until a TA grades it, never 0?"""
+    written = [notebook.grade_id(c) for c in release_nb.cells if c.cell_type == "markdown"]
+    written = [w for w in written if w in notebook.answers(release_nb)]
+    assert written
+    for sid in ("ada", "dara"):
+        found = {answer: (points, text) for answer, points, text in seen[sid][1]}
+        for answer in written:
+            assert found[answer][0].startswith("–") and "awaiting a TA" in found[answer][1]
+
+
+def test_student_traceback_shows_only_their_code(pages):
+    """Does a crash inside the student's function show their frames, not the grader's?"""
+    _, page = pages["dara"]
+    text = html.unescape(re.sub(r"<[^>]+>", "", page))
+    assert "In your code:" in text and "Cell In[" in text
+    assert "shell.user_ns" not in text and 'File "/' not in text

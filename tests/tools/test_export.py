@@ -1,0 +1,165 @@
+"""From an LMS download to a file the LMS imports: Canvas and Moodle, in one command each.
+
+One class is graded once: three students downloaded from Canvas (user ids in
+their file names), two from Moodle (participant numbers in their folder names).
+A TA grades one written answer by hand before the export.
+"""
+
+import csv
+import shutil
+import subprocess
+import sys
+import zipfile
+
+import pytest
+from nbgrader.api import Gradebook
+
+from autograder.pipeline.course import find_assignment, tool_environment
+from autograder.tools.nbgrader_cli import scratch_course
+
+from .. import lab as course
+
+pytestmark = pytest.mark.slow
+
+CANVAS_FILES = {"ada": "ada_1001_9001_multi_head.ipynb", "ben": "ben_LATE_1002_9002_multi_head-1.ipynb",
+                "dara": "dara_1004_9004_multi_head.ipynb"}  # fmt: skip
+MOODLE_FOLDERS = {"eli": "Eli Ekberg_501_assignsubmission_file_", "fay": "Fay Fox_502_assignsubmission_file_"}  # fmt: skip
+
+
+def _autograder(*args, cwd=None):
+    return subprocess.run(
+        [sys.executable, "-m", "autograder", *args], capture_output=True, text=True, cwd=cwd,
+        timeout=600,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """The LMS class graded into a scratch course; ada's written answer graded by a TA."""
+    base = tmp_path_factory.mktemp("lms")
+    course_dir = scratch_course(course.ROOT, base / "course", release=True)
+    download = base / "download"
+    download.mkdir()
+    samples = course.ROOT / course.SAMPLE_CLASS
+    for sid, name in CANVAS_FILES.items():
+        shutil.copy(samples / course.submission_path(sid), download / name)
+    for sid, folder in MOODLE_FOLDERS.items():
+        (download / folder).mkdir()
+        shutil.copy(samples / course.submission_path(sid), download / folder / course.NOTEBOOK)
+    out = base / "grades"
+    done = course.grade_command(download, course_dir, out)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assignment = find_assignment(course_dir)
+    with Gradebook(str(assignment.coursedir.db_url)) as gb:
+        grade = gb.find_grade("why_not_average", "multi_head", assignment.id, "ada")
+        grade.manual_score = 1.5  # as a TA does in formgrader
+        gb.db.commit()
+        totals = {s.student.id: s.score for s in gb.find_assignment(assignment.id).submissions}
+    return {"course": course_dir, "out": out, "base": base, "totals": totals}
+
+
+def _canvas_template(path):
+    rows = [
+        ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Week 7 (100)",
+         "08-multi-head (4242)", "Current Score"],
+        ["    Points Possible", "", "", "", "", "10", "", "(read only)"],
+        ["Lovelace, Ada", "1001", "s-1", "alovelace", "A", "9", "", "90"],
+        ["Bo, Ben", "1002", "s-2", "bbo", "A", "8", "", "80"],
+        ["Ng, Dara", "7777", "s-4", "dara", "B", "7", "", "70"],
+        ["Zed, Zoe", "1009", "s-9", "zzed", "B", "6", "", "60"],
+    ]  # fmt: skip
+    with path.open("w", newline="", encoding="utf-8-sig") as handle:
+        csv.writer(handle).writerows(rows)
+    return rows
+
+
+def _read(path):
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.reader(handle))
+
+
+def test_canvas_export_fills_the_assignment_column(graded, tmp_path):
+    """Does the Canvas file come back unchanged but for our column, matched by user id or login?"""
+    template = tmp_path / "gradebook.csv"
+    rows = _canvas_template(template)
+    out = tmp_path / "canvas.csv"
+    done = _autograder("export", "canvas", "--template", str(template), "--course",
+                       str(graded["course"]), "--out", str(out))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    got = _read(out)
+    column = rows[0].index("08-multi-head (4242)")
+    assert got[0] == rows[0] and len(got) == len(rows)
+    for before, after in zip(rows, got):  # every other cell as Canvas exported it
+        assert before[:column] + before[column + 1 :] == after[:column] + after[column + 1 :]
+    totals = graded["totals"]
+    assert got[1][column] == "41"  # Points Possible, filled because it was empty
+    assert (
+        float(got[2][column]) == totals["ada"] and totals["ada"] % 1 == 0.5
+    )  # by user id, TA's 1.5 in
+    assert float(got[3][column]) == totals["ben"]  # by user id, from a LATE file name
+    assert float(got[4][column]) == totals["dara"]  # by SIS Login ID
+    assert got[5][column] == ""  # no submission: left empty, and said
+    assert "Zed, Zoe" in done.stdout and "eli_ekberg" in done.stdout and "fay_fox" in done.stdout
+
+
+def test_canvas_column_must_be_clear(graded, tmp_path):
+    """Without the assignment's id in one column title, is it one line and exit 2?"""
+    template = tmp_path / "gradebook.csv"
+    rows = _canvas_template(template)
+    rows[0][6] = "Lab 8"
+    with template.open("w", newline="") as handle:
+        csv.writer(handle).writerows(rows)
+    done = _autograder(
+        "export", "canvas", "--template", str(template), "--course", str(graded["course"])
+    )
+    assert done.returncode == 2 and "--column" in done.stderr and len(done.stderr.splitlines()) == 1
+    out = tmp_path / "canvas.csv"
+    done = _autograder("export", "canvas", "--template", str(template), "--column", "Lab 8",
+                       "--course", str(graded["course"]), "--out", str(out))  # fmt: skip
+    assert done.returncode == 0 and _read(out)[2][6] != ""
+
+
+def test_moodle_export_and_feedback_zip(graded, tmp_path):
+    """Does Moodle's worksheet get each participant's grade, and the zip their pages?"""
+    worksheet = tmp_path / "worksheet.csv"
+    header = ["Identifier", "Full name", "Email address", "Status", "Grade", "Maximum Grade",
+              "Grade can be changed", "Last modified (submission)", "Last modified (grade)",
+              "Feedback comments"]  # fmt: skip
+    rows = [
+        ["Participant 501", "Eli Ekberg", "eli@example.org", "Submitted", "", "100.00", "Yes", "", "", ""],
+        ["Participant 502", "Fay Fox", "fay@example.org", "Submitted", "", "100.00", "Yes", "", "", ""],
+        ["Participant 503", "Gil Gray", "gil@example.org", "No submission", "", "100.00", "Yes", "", "", ""],
+    ]  # fmt: skip
+    with worksheet.open("w", newline="") as handle:
+        csv.writer(handle).writerows([header, *rows])
+    out = tmp_path / "moodle.csv"
+    done = _autograder("export", "moodle", "--worksheet", str(worksheet), "--course", str(graded["course"]),
+                       "--out", str(out), "--feedback", str(graded["out"] / "feedback"))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    got = _read(out)
+    assert got[0] == header and float(got[1][4]) == graded["totals"]["eli_ekberg"]
+    assert float(got[2][4]) == graded["totals"]["fay_fox"] and got[3][4] == ""
+    with zipfile.ZipFile(tmp_path / "moodle-feedback.zip") as archive:
+        names = sorted(archive.namelist())
+        assert names == [
+            "Eli Ekberg_501_assignsubmission_file_/feedback.html",
+            "Fay Fox_502_assignsubmission_file_/feedback.html",
+        ]
+        assert "feedback for eli_ekberg" in archive.read(names[0]).decode()
+
+
+def test_as_nbgrader_export_plugin(graded, tmp_path):
+    """Does ``nbgrader export --exporter=...`` write the same Canvas file as our command?"""
+    template = tmp_path / "gradebook.csv"
+    _canvas_template(template)
+    ours, theirs = tmp_path / "ours.csv", tmp_path / "theirs.csv"
+    assert _autograder("export", "canvas", "--template", str(template), "--course",
+                       str(graded["course"]), "--out", str(ours)).returncode == 0  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "nbgrader", "export",
+         "--exporter=autograder.tools.nbgrader_export.CanvasExportPlugin",
+         f"--CanvasExportPlugin.template={template}", f"--to={theirs}"],
+        cwd=graded["course"], env=tool_environment(), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert _read(theirs) == _read(ours)

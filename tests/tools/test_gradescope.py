@@ -1,0 +1,118 @@
+"""Does autograder.zip grade a submission the way Gradescope runs it, results.json and all?
+
+The zip is unpacked into a temporary folder laid out like Gradescope's
+(``source/``, ``submission/``, ``results/``); ``run_autograder`` runs there
+with ``GRADESCOPE_ROOT`` pointing at it and this environment's Python in
+place of the one ``setup.sh`` installs.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+from autograder.pipeline import notebook, report
+
+from .. import lab as course
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def unpacked(tmp_path_factory):
+    """autograder.zip built by the command and unpacked as Gradescope's ``source/``."""
+    base = tmp_path_factory.mktemp("gradescope")
+    done = subprocess.run(
+        [sys.executable, "-m", "autograder", "gradescope", "--out", str(base)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    with zipfile.ZipFile(base / "autograder.zip") as archive:
+        names = archive.namelist()
+        archive.extractall(base / "source")
+        for info in archive.infolist():  # extractall drops the executable bits
+            if info.external_attr >> 16 & 0o111:
+                os.chmod(base / "source" / info.filename, 0o755)
+    return base / "source", names
+
+
+def _run(source, tmp_path, files):
+    """Run run_autograder on ``files`` ({name: bytes}); the results.json it wrote."""
+    root = tmp_path / "autograder"
+    (root / "submission").mkdir(parents=True)
+    for name, data in files.items():
+        (root / "submission" / name).write_bytes(data)
+    env = {**os.environ, "GRADESCOPE_ROOT": str(root), "AUTOGRADER_PYTHON": sys.executable}
+    done = subprocess.run(
+        [str(source / "run_autograder")], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads((root / "results" / "results.json").read_text())
+
+
+def test_zip_holds_what_gradescope_needs_and_no_secrets(unpacked):
+    """Are setup.sh and run_autograder at the root, and no solutions or tests inside?"""
+    _, names = unpacked
+    assert "setup.sh" in names and "run_autograder" in names
+    assert any(n.startswith("course/autograder/") for n in names)
+    assert f"course/{course.SOURCE}" in names and f"course/{course.RELEASE}" in names
+    assert not [
+        n for n in names if n.startswith(("course/solutions", "course/tests", "course/samples"))
+    ]
+
+
+def test_results_follow_gradescope_format(unpacked, tmp_path, graded_samples, source_nb):
+    """One test per graded cell, visible or after_published, scored as the batch grader scores?"""
+    source, _ = unpacked
+    dara = (course.ROOT / course.SAMPLE_CLASS / course.submission_path("dara")).read_bytes()
+    results = _run(source, tmp_path, {course.NOTEBOOK: dara})
+    row = {r["student_id"]: r for r in report.read_csv(graded_samples["out"] / "grades.csv")}[
+        "dara"
+    ]
+    graded = [c for c in source_nb.cells if notebook.is_graded(c)]
+    tests = {t["name"].split(":")[0]: t for t in results["tests"]}
+    for cell in graded:
+        gid = notebook.grade_id(cell)
+        test = tests[gid]
+        if notebook.is_test(cell):
+            hidden = "BEGIN HIDDEN TESTS" in cell.source
+            assert test["visibility"] == ("after_published" if hidden else "visible")
+            assert (
+                test["score"] == float(row[gid])
+                and test["max_score"] == cell.metadata.nbgrader.points
+            )
+        else:
+            assert test["max_score"] == 0 and "by hand" in test["output"]
+    assert (
+        tests["test_concat_heads"]["score"] == 0
+        and "axis 0" in tests["test_concat_heads"]["output"]
+    )
+    assert results["score"] == float(row["score"])
+    assert "test_concat_heads_axis" not in results["output"]  # hidden: not named before publishing
+    log = tests["Grader log (instructors only)"]
+    assert log["visibility"] == "hidden" and results["stdout_visibility"] == "hidden"
+
+
+def test_results_written_whatever_is_handed_in(unpacked, tmp_path):
+    """An unreadable notebook, or none at all: still a results.json saying why."""
+    source, _ = unpacked
+    broken = _run(source, tmp_path / "broken", {course.NOTEBOOK: b'{"cells": ['})
+    assert broken["score"] == 0 and "unreadable" in broken["output"]
+    nothing = _run(source, tmp_path / "nothing", {"notes.txt": b"hello"})
+    assert nothing["score"] == 0 and course.NOTEBOOK in nothing["output"]
+
+
+def test_a_grader_that_cannot_start_still_writes_results(unpacked, tmp_path):
+    """If Python itself is missing, does run_autograder still leave a results.json?"""
+    source, _ = unpacked
+    root = tmp_path / "autograder"
+    (root / "submission").mkdir(parents=True)
+    env = {**os.environ, "GRADESCOPE_ROOT": str(root), "AUTOGRADER_PYTHON": "/nonexistent/python"}
+    subprocess.run([str(source / "run_autograder")], env=env, capture_output=True, timeout=60)
+    results = json.loads((root / "results" / "results.json").read_text())
+    assert results["score"] == 0 and "could not start" in results["output"]
+    assert shutil.which("bash")
