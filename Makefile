@@ -33,7 +33,7 @@ grade: setup
 
 ## The whole test suite, as CI runs it: lint, types, unit and end-to-end tests, nbval.
 test: lint
-	$(PY) -m pytest --nbval solutions/ tests/
+	$(PY) -m pytest --nbval solutions/ tests/ --durations=15
 
 ## The fast layer: unit tests only (no grading runs, no stock nbgrader), in seconds.
 test-fast: setup

@@ -23,6 +23,30 @@ from . import lab as course
 CORPUS = corpus.load_corpus(course.ROOT / course.CORPUS)
 # corpus names hold a slash; as student ids they are e.g. corpus--mistakes--no_scale
 CORPUS_IDS = {f"corpus--{name.replace('/', '--')}": name for name in CORPUS}
+# The entries stock nbgrader also grades on every run, to compare cell by cell: a
+# third of the corpus (stock takes four seconds a notebook). `make bench` compares
+# the whole corpus, cycled to 60 students.
+STOCK_SAMPLE = sorted(CORPUS)[::3]
+
+
+def corpus_results(graded):
+    """``{corpus entry: StockResult}`` of this grader's run over the hostile class.
+
+    The same shape as stock nbgrader's results (points and messages per test
+    cell), read from the run's saved rows.
+    """
+    from autograder.pipeline import notebook
+    from autograder.pipeline.grade import State
+    from autograder.tools.stock import StockResult
+
+    tests = notebook.Columns({course.NOTEBOOK: notebook.read(course.ROOT / course.SOURCE)}).tests()
+    state = State(graded["out"])
+    found = {}
+    for student_id, name in CORPUS_IDS.items():
+        row = state.load(student_id)["row"]
+        points = {test: float(row["points"][test] or 0) for test in tests}
+        found[name] = StockResult(points, dict(tests), dict(row["messages"]))
+    return found
 
 
 def tree_hash(folder, skip=()):

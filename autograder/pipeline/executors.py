@@ -31,7 +31,6 @@ from . import worker
 from .collect import Submission
 from .errors import Status, UserError
 
-CONNECT_TIMEOUT = 10  # seconds to reach a Dask scheduler before giving up
 POLL = 0.5  # seconds between checks for Ctrl-C while waiting for results
 
 
@@ -138,7 +137,9 @@ class DaskPool:
             raise UserError("--scheduler needs Dask: pip install distributed") from None
         self.settings, self.address, self.sources = settings, address, sources
         try:
-            self.client = Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
+            # How long to try: Dask's own setting, distributed.comm.timeouts.connect
+            # (30 s unless DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT says otherwise).
+            self.client = Client(address, set_as_default=False)
         except (OSError, TimeoutError, ValueError) as why:
             raise UserError(f"cannot reach the Dask scheduler at {address}: {why}") from None
 

@@ -46,6 +46,7 @@ from nbgrader.preprocessors import (
     Execute,
     GetGrades,
     NbGraderPreprocessor,
+    OverwriteCells,
     SaveAutoGrades,
 )
 from sqlalchemy.exc import SAWarning
@@ -212,6 +213,8 @@ def feedback_steps(config: Config) -> list[type]:
 
 
 def _faster(cls: type) -> type:
+    if cls is OverwriteCells:
+        return OverwriteCellsFromMemory
     return CheckCellMetadataOnce if cls is CheckCellMetadata else cls
 
 
@@ -259,6 +262,69 @@ class CheckCellMetadataOnce(CheckCellMetadata):
                 "Notebook failed to validate; the nbgrader metadata may be corrupted "
                 f"({error.message})"
             ) from None
+        return nb, resources
+
+
+class SourceCells:
+    """The gradebook's record of an assignment's source cells, read once per process.
+
+    What ``OverwriteCells`` looks up for every cell of every submission (two or
+    three queries each, and a new database connection per notebook). The
+    source does not change during a run, and each run's workers read their own
+    copy of the gradebook, so the answers are remembered per gradebook URL.
+    Missing cells are remembered too (and raise ``MissingEntry`` as nbgrader's do).
+    """
+
+    _open: dict[str, SourceCells] = {}
+
+    def __init__(self, db_url: str) -> None:
+        self.gradebook = Gradebook(db_url)
+        self.found: dict[tuple[str, ...], Any] = {}
+
+    @classmethod
+    def of(cls, db_url: str) -> SourceCells:
+        """The one view of ``db_url`` in this process."""
+        if db_url not in cls._open:
+            cls._open[db_url] = cls(db_url)
+        return cls._open[db_url]
+
+    def _remember(self, name: str, *key: str) -> Any:
+        if (name, *key) not in self.found:
+            try:
+                self.found[(name, *key)] = getattr(self.gradebook, name)(*key)
+            except nbgrader.api.MissingEntry:
+                self.found[(name, *key)] = None
+        found = self.found[(name, *key)]
+        if found is None:
+            raise nbgrader.api.MissingEntry()  # a fresh one: a kept one would grow its traceback
+        return found
+
+    def find_notebook(self, notebook: str, assignment: str) -> Any:
+        return self._remember("find_notebook", notebook, assignment)
+
+    def find_source_cell(self, name: str, notebook: str, assignment: str) -> Any:
+        return self._remember("find_source_cell", name, notebook, assignment)
+
+    def find_graded_cell(self, name: str, notebook: str, assignment: str) -> Any:
+        return self._remember("find_graded_cell", name, notebook, assignment)
+
+
+class OverwriteCellsFromMemory(OverwriteCells):
+    """nbgrader's ``OverwriteCells``, looking the source cells up in :class:`SourceCells`.
+
+    The same cell-by-cell logic (``preprocess_cell`` and the missing-cell steps
+    are nbgrader's); only where the source cells come from differs.
+    """
+
+    def preprocess(self, nb: Any, resources: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        self.notebook_id = resources["nbgrader"]["notebook"]
+        self.assignment_id = resources["nbgrader"]["assignment"]
+        self.db_url = resources["nbgrader"]["db_url"]
+        self.gradebook = SourceCells.of(self.db_url)
+        nb, resources = super(OverwriteCells, self).preprocess(nb, resources)
+        if self.add_missing_cells:
+            nb, resources = self.add_missing_grade_cells(nb, resources)
+            nb, resources = self.add_missing_task_cells(nb, resources)
         return nb, resources
 
 

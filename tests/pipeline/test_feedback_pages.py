@@ -20,6 +20,9 @@ SUMMARY = """
 ])
 """
 
+# Drawn images (the student's heatmap), by their rendered width in pixels.
+IMAGES = "[...document.images].filter(i => i.complete).map(i => i.naturalWidth)"
+
 
 @pytest.fixture(scope="module")
 def pages(graded_samples):
@@ -37,7 +40,11 @@ def seen(pages):
         )
     with browser.Browser() as chromium:
         return {
-            sid: (chromium.look(path, browser.OVERFLOW), chromium.look(path, SUMMARY))
+            sid: (
+                chromium.look(path, browser.OVERFLOW),
+                chromium.look(path, SUMMARY),
+                chromium.look(path, IMAGES),
+            )
             for sid, (path, _) in pages.items()
         }
 
@@ -45,14 +52,14 @@ def seen(pages):
 @pytest.mark.parametrize("student_id", STUDENTS)
 def test_nothing_hides_behind_a_scrollbar(seen, student_id):
     """At 1280 px, does every message wrap, with nothing wider than the page?"""
-    overflowing, _ = seen[student_id]
+    overflowing = seen[student_id][0]
     assert overflowing == [], overflowing[:5]
 
 
 @pytest.mark.parametrize("student_id", STUDENTS)
 def test_summary_lists_every_answer(seen, student_id, answer_ids):
     """Does the summary list every answer, with points and what the tests found?"""
-    _, rows = seen[student_id]
+    rows = seen[student_id][1]
     assert [row[0] for row in rows] == answer_ids
     for answer, points, found in rows:
         assert re.fullmatch(r"(–|[0-9.]+) / [0-9.]+", points), (answer, points)
@@ -77,17 +84,22 @@ def test_title_names_the_notebook_and_the_student(pages):
 
 def test_a_stub_reads_not_attempted(seen, pages):
     """Does the blank submission read "not attempted" for every answer, never a crash?"""
-    _, rows = seen["fay"]
+    rows = seen["fay"][1]
     assert all("not attempted" in found for _, _, found in rows), rows
     assert "crashed on arguments" not in pages["fay"][1]
 
 
 def test_wrong_axis_is_named_in_the_summary(seen):
     """Does the wrong glue's failing test say, in the summary, which axis it used?"""
-    _, rows = seen["dara"]
+    rows = seen["dara"][1]
     concat = next(found for answer, _, found in rows if answer == "concat_heads")
     assert "failing" in concat and "axis 0" in concat and "(24, 2)" in concat
     assert "Do four (6, 2) answers" in concat  # what the failing test checks
+
+
+def test_the_heatmap_stays(seen):
+    """Does a solved student's page still show the heatmap their notebook drew?"""
+    assert any(width > 100 for width in seen["ada"][2]), seen["ada"][2]
 
 
 def test_written_answer_awaits_a_ta(seen, release_nb):

@@ -2,7 +2,10 @@
 
 Every correct style gets full marks; every mistake loses points in the tests of
 the answer that made it (and perhaps of answers that call it), nowhere else, and
-its messages name what went wrong.
+its messages name what went wrong. Graded by ``python -m autograder grade``
+(the hostile class's run), whose scores equal stock nbgrader's cell by cell on
+the sample tests/pipeline/test_grader.py compares; the README's table, made by
+stock nbgrader (``python -m autograder corpus --readme``), must match it too.
 """
 
 import pytest
@@ -32,18 +35,18 @@ def test_every_answer_has_a_mistake(answer_ids):
 
 
 @pytest.mark.parametrize("name", CORRECT)
-def test_correct_style_gets_full_marks(stock_graded, name):
+def test_correct_style_gets_full_marks(graded_corpus, name):
     """Does this correct answer, written in its own style, earn every autograded point?"""
-    result = stock_graded[name]
+    result = graded_corpus[name]
     assert result.messages == {}
     assert result.score == sum(result.max_points.values())
 
 
 @pytest.mark.parametrize("name", MISTAKES)
-def test_mistake_loses_points_where_made(stock_graded, answer_ids, solution_nb, name):
+def test_mistake_loses_points_where_made(graded_corpus, answer_ids, solution_nb, name):
     """Does this mistake lose points in its own answer's tests, and only where it can reach?"""
     entry = ENTRIES[name]
-    lost = corpus.lost_by_answer(stock_graded[name], answer_ids)
+    lost = corpus.lost_by_answer(graded_corpus[name], answer_ids)
     missed = [answer for answer in entry.loses if answer not in lost]
     assert not missed, f"{entry.what}: no points lost in {missed}"
     spilled = set(lost) - corpus.affected(entry.loses, corpus.calls(solution_nb))
@@ -51,9 +54,9 @@ def test_mistake_loses_points_where_made(stock_graded, answer_ids, solution_nb, 
 
 
 @pytest.mark.parametrize("name", MISTAKES)
-def test_mistake_is_named(stock_graded, name):
+def test_mistake_is_named(graded_corpus, name):
     """Does every failing test explain itself, and does one name this mistake?"""
-    entry, result = ENTRIES[name], stock_graded[name]
+    entry, result = ENTRIES[name], graded_corpus[name]
     bare = [test for test, message in result.messages.items() if message.endswith("Error: ")]
     assert not bare, f"{entry.what}: bare failures in {bare}"
     assert any(entry.says in message for message in result.messages.values()), (
@@ -61,16 +64,16 @@ def test_mistake_is_named(stock_graded, name):
     )
 
 
-def test_glue_mistakes_name_the_axis(stock_graded):
+def test_glue_mistakes_name_the_axis(graded_corpus):
     """Is gluing on the wrong axis caught by name, with the shape the student produced?"""
     for name in ("mistakes/concat_axis0", "mistakes/concat_vstack"):
-        message = stock_graded[name].messages["test_concat_heads"]
+        message = graded_corpus[name].messages["test_concat_heads"]
         assert "axis" in message and "(24, 2)" in message
 
 
-def test_readme_table_is_current(stock_graded, entries, answer_ids):
+def test_readme_table_is_current(graded_corpus, entries, answer_ids):
     """Does the README show exactly the table this corpus produces?"""
-    expected = corpus.table(entries, stock_graded, answer_ids)
+    expected = corpus.table(entries, graded_corpus, answer_ids)
     readme = (course.ROOT / "README.md").read_text()
     assert corpus.table_in(readme) == expected, (
         "README's table of caught mistakes is stale: run `python -m autograder corpus --readme`"

@@ -116,3 +116,16 @@ def test_a_grader_that_cannot_start_still_writes_results(unpacked, tmp_path):
     results = json.loads((root / "results" / "results.json").read_text())
     assert results["score"] == 0 and "could not start" in results["output"]
     assert shutil.which("bash")
+
+
+def test_a_forbidden_sandbox_is_told_to_instructors_only(source_nb):
+    """When the grader ran without bubblewrap, does only the hidden log test say so?"""
+    from autograder.tools import gradescope
+
+    row = {"points": {}, "messages": {}, "status": "ok"}
+    log = "WARNING: grading WITHOUT these protections:\n  - bubblewrap did not start"
+    results = gradescope.results_for(course.ASSIGNMENT, row, log)
+    hidden = [t for t in results["tests"] if t["visibility"] == "hidden"]
+    assert len(hidden) == 1 and "forbids the bubblewrap sandbox" in hidden[0]["output"]
+    shown = [t["output"] for t in results["tests"] if t["visibility"] != "hidden"]
+    assert not any("bubblewrap" in text for text in shown + [results["output"]])
