@@ -83,6 +83,21 @@ class Browser:
                     raise RuntimeError(f"{method}: {message['error']}")
                 return message.get("result", {})
 
+    def _new_tab(self) -> dict[str, Any]:
+        """A new tab's DevTools target; retried while Chromium is still settling in."""
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{self.port}/json/new?about:blank", method="PUT"
+        )
+        for attempt in range(20):
+            try:
+                with urllib.request.urlopen(request, timeout=10) as reply:
+                    return json.load(reply)
+            except OSError:
+                if attempt == 19:
+                    raise
+                time.sleep(0.25)
+        raise AssertionError("unreachable")
+
     def look(self, page: Path | str, expression: str, width: int = 1280, height: int = 900) -> Any:
         """Load ``page`` (a file or URL) ``width`` pixels wide; the value of ``expression``.
 
@@ -90,11 +105,7 @@ class Browser:
         expression still runs, through the debugger).
         """
         url = Path(page).resolve().as_uri() if isinstance(page, Path) else page
-        request = urllib.request.Request(
-            f"http://127.0.0.1:{self.port}/json/new?about:blank", method="PUT"
-        )
-        with urllib.request.urlopen(request, timeout=10) as reply:
-            target = json.load(reply)
+        target = self._new_tab()
         ws = websocket.create_connection(target["webSocketDebuggerUrl"], timeout=30)
         try:
             self._call(

@@ -84,18 +84,29 @@ def graded_corpus(graded_class, release_nb, entries, request):
 
 @pytest.fixture(scope="session")
 def graded_samples(tmp_path_factory):
-    """The sample class graded once in a scratch course: ``{"course", "out", "done"}``.
+    """The sample class, downloaded from Canvas and graded once in a scratch course.
 
-    What the tests of feedback pages, the class report and the exports look at.
+    ``{"course", "out", "done", "lms_ids"}``: each student's notebook named as
+    Canvas names a download (``ada_1000_9000_multi_head.ipynb``: user id 1000).
+    What the tests of feedback pages, the exports and Gradescope look at.
     """
+    import shutil
+
     from autograder.tools.nbgrader_cli import scratch_course
 
     base = tmp_path_factory.mktemp("samples")
     course_dir = scratch_course(course.ROOT, base / "course", release=True)
-    out = base / "grades"
-    done = course.grade_command(course.ROOT / course.SAMPLE_CLASS, course_dir, out)
+    download, out = base / "canvas-download", base / "grades"
+    download.mkdir()
+    samples = course.ROOT / course.SAMPLE_CLASS
+    lms_ids = {}
+    for number, student in enumerate(sorted(p.name for p in samples.iterdir())):
+        lms_ids[student] = str(1000 + number)
+        name = f"{student}_{1000 + number}_{9000 + number}_{course.NOTEBOOK}"
+        shutil.copy(samples / course.submission_path(student), download / name)
+    done = course.grade_command(download, course_dir, out)
     assert done.returncode == 0, done.stderr[-3000:]
-    return {"course": course_dir, "out": out, "done": done}
+    return {"course": course_dir, "out": out, "done": done, "lms_ids": lms_ids}
 
 
 @pytest.fixture(scope="session")

@@ -44,7 +44,7 @@ from . import (
 from .collect import Submission
 from .course import Assignment, course_directory, find_assignment
 from .errors import Status, UserError
-from .gradebook import ensure_gradebook, sources_hash
+from .gradebook import ensure_gradebook, sources_hash, stamp_path
 
 
 @contextlib.contextmanager
@@ -67,6 +67,10 @@ def dry_run_gradebook(assignment: Assignment, into: Path) -> str:
     target = Path(into) / "dry-run.db"
     if course_db.startswith("sqlite:///") and Path(course_db[len("sqlite:///") :]).exists():
         shutil.copy(course_db[len("sqlite:///") :], target)
+        stamp = stamp_path(course_db, assignment)
+        copied = stamp_path(f"sqlite:///{target}", assignment)
+        if stamp is not None and copied is not None and stamp.is_file():
+            shutil.copy(stamp, copied)  # what the copy holds is recorded already
     return ensure_gradebook(assignment, f"sqlite:///{target}")
 
 

@@ -28,7 +28,7 @@ def ensure_gradebook(assignment: Assignment, db_url: str | None = None) -> str:
     if db_url is not None:
         coursedir.db_url = db_url
     db_url = str(coursedir.db_url)
-    stamp = _stamp_path(db_url, assignment)
+    stamp = stamp_path(db_url, assignment)
     current = sources_hash(assignment)
     recorded = stamp is not None and stamp.is_file() and stamp.read_text() == current
     exchange = assignment.config.Exchange.get("root")
@@ -41,7 +41,8 @@ def ensure_gradebook(assignment: Assignment, db_url: str | None = None) -> str:
     return db_url
 
 
-def _stamp_path(db_url: str, assignment: Assignment) -> Path | None:
+def stamp_path(db_url: str, assignment: Assignment) -> Path | None:
+    """Beside a SQLite gradebook, the file saying which sources it has recorded."""
     if not db_url.startswith("sqlite:///"):
         return None
     database = Path(db_url[len("sqlite:///") :])

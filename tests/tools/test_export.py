@@ -1,12 +1,11 @@
 """From an LMS download to a file the LMS imports: Canvas and Moodle, in one command each.
 
-One class is graded once: three students downloaded from Canvas (user ids in
-their file names), two from Moodle (participant numbers in their folder names).
-A TA grades one written answer by hand before the export.
+The sample class as Canvas names its download (``graded_samples``: user ids
+in the file names), graded once; a TA grades one written answer by hand
+before the export.
 """
 
 import csv
-import shutil
 import subprocess
 import sys
 import zipfile
@@ -15,15 +14,9 @@ import pytest
 from nbgrader.api import Gradebook
 
 from autograder.pipeline.course import find_assignment, tool_environment
-from autograder.tools.nbgrader_cli import scratch_course
-
-from .. import lab as course
+from autograder.tools import export
 
 pytestmark = pytest.mark.slow
-
-CANVAS_FILES = {"ada": "ada_1001_9001_multi_head.ipynb", "ben": "ben_LATE_1002_9002_multi_head-1.ipynb",
-                "dara": "dara_1004_9004_multi_head.ipynb"}  # fmt: skip
-MOODLE_FOLDERS = {"eli": "Eli Ekberg_501_assignsubmission_file_", "fay": "Fay Fox_502_assignsubmission_file_"}  # fmt: skip
 
 
 def _autograder(*args, cwd=None):
@@ -34,28 +27,16 @@ def _autograder(*args, cwd=None):
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    """The LMS class graded into a scratch course; ada's written answer graded by a TA."""
-    base = tmp_path_factory.mktemp("lms")
-    course_dir = scratch_course(course.ROOT, base / "course", release=True)
-    download = base / "download"
-    download.mkdir()
-    samples = course.ROOT / course.SAMPLE_CLASS
-    for sid, name in CANVAS_FILES.items():
-        shutil.copy(samples / course.submission_path(sid), download / name)
-    for sid, folder in MOODLE_FOLDERS.items():
-        (download / folder).mkdir()
-        shutil.copy(samples / course.submission_path(sid), download / folder / course.NOTEBOOK)
-    out = base / "grades"
-    done = course.grade_command(download, course_dir, out)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assignment = find_assignment(course_dir)
+def graded(graded_samples):
+    """The graded sample class, ivan's written answer graded by a TA; gradebook totals."""
+    assignment = find_assignment(graded_samples["course"])
     with Gradebook(str(assignment.coursedir.db_url)) as gb:
-        grade = gb.find_grade("why_not_average", "multi_head", assignment.id, "ada")
+        grade = gb.find_grade("why_not_average", "multi_head", assignment.id, "ivan")
         grade.manual_score = 1.5  # as a TA does in formgrader
         gb.db.commit()
+    with Gradebook(str(assignment.coursedir.db_url)) as gb:  # read back as the export will
         totals = {s.student.id: s.score for s in gb.find_assignment(assignment.id).submissions}
-    return {"course": course_dir, "out": out, "base": base, "totals": totals}
+    return {**graded_samples, "totals": totals}
 
 
 def _canvas_template(path):
@@ -63,10 +44,10 @@ def _canvas_template(path):
         ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Week 7 (100)",
          "08-multi-head (4242)", "Current Score"],
         ["    Points Possible", "", "", "", "", "10", "", "(read only)"],
-        ["Lovelace, Ada", "1001", "s-1", "alovelace", "A", "9", "", "90"],
-        ["Bo, Ben", "1002", "s-2", "bbo", "A", "8", "", "80"],
+        ["Iva, Ivan", "1008", "s-1", "iiva", "A", "9", "", "90"],
+        ["Bo, Ben", "1001", "s-2", "bbo", "A", "8", "", "80"],
         ["Ng, Dara", "7777", "s-4", "dara", "B", "7", "", "70"],
-        ["Zed, Zoe", "1009", "s-9", "zzed", "B", "6", "", "60"],
+        ["Zed, Zoe", "1099", "s-9", "zzed", "B", "6", "", "60"],
     ]  # fmt: skip
     with path.open("w", newline="", encoding="utf-8-sig") as handle:
         csv.writer(handle).writerows(rows)
@@ -93,13 +74,13 @@ def test_canvas_export_fills_the_assignment_column(graded, tmp_path):
         assert before[:column] + before[column + 1 :] == after[:column] + after[column + 1 :]
     totals = graded["totals"]
     assert got[1][column] == "41"  # Points Possible, filled because it was empty
-    assert (
-        float(got[2][column]) == totals["ada"] and totals["ada"] % 1 == 0.5
-    )  # by user id, TA's 1.5 in
-    assert float(got[3][column]) == totals["ben"]  # by user id, from a LATE file name
+    assert float(got[2][column]) == totals["ivan"] and totals["ivan"] % 1 == 0.5  # TA's 1.5 in
+    assert float(got[3][column]) == totals["ben"]  # by Canvas user id
     assert float(got[4][column]) == totals["dara"]  # by SIS Login ID
     assert got[5][column] == ""  # no submission: left empty, and said
-    assert "Zed, Zoe" in done.stdout and "eli_ekberg" in done.stdout and "fay_fox" in done.stdout
+    assert "Zed, Zoe" in done.stdout
+    unmatched = next(line for line in done.stdout.splitlines() if "match no one" in line)
+    assert "ada" in unmatched and "ivan" not in unmatched  # every graded student accounted for
 
 
 def test_canvas_column_must_be_clear(graded, tmp_path):
@@ -126,8 +107,8 @@ def test_moodle_export_and_feedback_zip(graded, tmp_path):
               "Grade can be changed", "Last modified (submission)", "Last modified (grade)",
               "Feedback comments"]  # fmt: skip
     rows = [
-        ["Participant 501", "Eli Ekberg", "eli@example.org", "Submitted", "", "100.00", "Yes", "", "", ""],
-        ["Participant 502", "Fay Fox", "fay@example.org", "Submitted", "", "100.00", "Yes", "", "", ""],
+        ["Participant 1004", "Eli Ekberg", "e.ekberg@example.org", "Submitted", "", "100.00", "Yes", "", "", ""],
+        ["Participant 77", "Fay Fox", "fay@example.org", "Submitted", "", "100.00", "Yes", "", "", ""],
         ["Participant 503", "Gil Gray", "gil@example.org", "No submission", "", "100.00", "Yes", "", "", ""],
     ]  # fmt: skip
     with worksheet.open("w", newline="") as handle:
@@ -137,15 +118,15 @@ def test_moodle_export_and_feedback_zip(graded, tmp_path):
                        "--out", str(out), "--feedback", str(graded["out"] / "feedback"))  # fmt: skip
     assert done.returncode == 0, done.stderr
     got = _read(out)
-    assert got[0] == header and float(got[1][4]) == graded["totals"]["eli_ekberg"]
-    assert float(got[2][4]) == graded["totals"]["fay_fox"] and got[3][4] == ""
+    assert got[0] == header and float(got[1][4]) == graded["totals"]["eli"]  # by number
+    assert float(got[2][4]) == graded["totals"]["fay"] and got[3][4] == ""  # by e-mail
     with zipfile.ZipFile(tmp_path / "moodle-feedback.zip") as archive:
         names = sorted(archive.namelist())
         assert names == [
-            "Eli Ekberg_501_assignsubmission_file_/feedback.html",
-            "Fay Fox_502_assignsubmission_file_/feedback.html",
+            "Eli Ekberg_1004_assignsubmission_file_/feedback.html",
+            "Fay Fox_77_assignsubmission_file_/feedback.html",
         ]
-        assert "feedback for eli_ekberg" in archive.read(names[0]).decode()
+        assert "feedback for eli" in archive.read(names[0]).decode()
 
 
 def test_as_nbgrader_export_plugin(graded, tmp_path):
@@ -163,3 +144,24 @@ def test_as_nbgrader_export_plugin(graded, tmp_path):
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert _read(theirs) == _read(ours)
+
+
+def test_lms_ids_are_kept_from_file_names(graded_samples):
+    """Is each Canvas user id, from the download's file names, in the gradebook?"""
+    assignment = find_assignment(graded_samples["course"])
+    with Gradebook(str(assignment.coursedir.db_url)) as gb:
+        kept = {s.id: s.lms_user_id for s in gb.students}
+    assert kept == graded_samples["lms_ids"]
+
+
+def test_moodle_matches_participant_numbers_first():
+    """Is a Moodle row matched by its participant number before its name or e-mail?"""
+    grades = {
+        "jane": export.Total("jane", 10, 41, "42"),
+        "jane_doe": export.Total("jane_doe", 30, 41, ""),
+    }
+    header = ["Identifier", "Full name", "Email address", "Grade", "Feedback comments"]
+    rows = [["Participant 42", "Jane Doe", "jd@example.org", "", ""]]
+    filled, done, who = export.fill_moodle(header, rows, grades)
+    assert filled[0][3] == "10" and who == {"jane": ("Jane Doe", "42")}
+    assert done.unmatched == ["jane_doe"]
