@@ -134,15 +134,19 @@ def _unused_port():
         return probe.getsockname()[1]
 
 
+def _context(scratch):
+    """Where a hostile case built for ``scratch`` aims: the run's course, output and class."""
+    return {
+        "course": scratch / "course", "out": scratch / "out",
+        "submissions": scratch / "class", "port": _unused_port(),
+    }  # fmt: skip
+
+
 def run_failures(files, count, jobs, stock_results):
     """Grade the class with ``count`` failure cases mixed in; prints, returns the problems."""
     with tempfile.TemporaryDirectory(prefix="bench-failures-") as scratch:
         scratch = Path(scratch)
-        context = {
-            "course": scratch / "course", "out": scratch / "out",
-            "submissions": scratch / "class", "port": _unused_port(),
-        }  # fmt: skip
-        files, replaced = mix_in_failures(files, count, context)
+        files, replaced = mix_in_failures(files, count, _context(scratch))
         seconds, rows = time_ours(files, jobs, scratch)
     problems = [f"{s}: no row" for s in files if s not in rows]
     for sid, name in replaced.items():
@@ -180,12 +184,8 @@ def run_scale(sizes, jobs, timeout=3):
         files = as_files(build_class(size))
         with tempfile.TemporaryDirectory(prefix="bench-scale-") as scratch:
             scratch = Path(scratch)
-            context = {
-                "course": scratch / "course", "out": scratch / "out",
-                "submissions": scratch / "class", "port": _unused_port(),
-            }  # fmt: skip
             count = round(size * SCALE_SHARE[0] / SCALE_SHARE[1])
-            files, _ = mix_in_failures(files, count, context)
+            files, _ = mix_in_failures(files, count, _context(scratch))
             seconds, rows = time_ours(files, jobs, scratch, None, "--timeout", f"{timeout:g}")
             main_mib, worker_mib = peak_memory((scratch / "grade.out").read_text())
         assert len(rows) == size, f"{size - len(rows)} submissions got no row"

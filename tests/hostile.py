@@ -151,6 +151,15 @@ RUNAWAY = {
         "timeout",
         "partial",
     ),
+    "runaway_glue": Case(
+        "concat_heads loops forever; multi_head calls it",
+        solved_with(
+            "concat_heads",
+            "def concat_heads(answers):\n" + "\n".join("    " + line for line in LOOP.splitlines()),
+        ),
+        "timeout",
+        "partial",
+    ),
     "stubborn_loop": Case(
         "a loop that swallows interrupts",
         solved_with("count_params", STUBBORN),
@@ -748,17 +757,29 @@ def write_case(folder, student_id, data):
     path.write_bytes(data)
 
 
+BASELINES = {}  # case id -> the student id of its baseline, once build_class has run
+
+
+def baseline_id(student_id):
+    """The student id a case's baseline is written under (see :data:`BASELINES`)."""
+    return f"{student_id}--baseline"
+
+
 def build_class(folder, release_nb, solution_nb, context, cases=None):
     """Write ``cases`` (default: every case) and their baselines, an honest solution and a victim.
 
     Returns the student ids written.
     """
     cases = CASES if cases is None else cases
+    written = {}  # baseline bytes -> the student id they were written under
     for student_id, case in cases.items():
         write_case(folder, student_id, case.build(release_nb, solution_nb, context))
         if case.baseline:
             baseline = case.baseline(release_nb, solution_nb, context)
-            write_case(folder, f"{student_id}--baseline", baseline)
+            if baseline not in written:  # cases that stub the same answer share one
+                written[baseline] = baseline_id(student_id)
+                write_case(folder, written[baseline], baseline)
+            BASELINES[student_id] = written[baseline]
     for student_id in ("honest", "victim"):
         write_case(folder, student_id, _bytes(_solved(release_nb, solution_nb)))
     return sorted(p.name for p in folder.iterdir())

@@ -93,8 +93,14 @@ def _copy_students(graded_class, ids, into):
 def test_class_through_dask_equals_local(cluster, graded_class, tmp_path):
     """Hostile class and part of the corpus: the same rows as the local run, every column?"""
     corpus_part = sorted(CORPUS_IDS)[:: max(1, len(CORPUS_IDS) // CORPUS_PART)][:CORPUS_PART]
-    hostile_class = [s for s in graded_class["ids"] if s not in CORPUS_IDS and "--" not in s]
-    ids = hostile_class + corpus_part  # (not the baselines DO_NOTHING cases are compared with)
+    # The hostile class but for the cases that only hand in wrong answers (DO_NOTHING,
+    # INTEGRITY: graded as any answer is) and the baselines they are compared with.
+    answers_only = set(hostile.DO_NOTHING) | set(hostile.INTEGRITY)
+    hostile_class = [
+        s for s in graded_class["ids"]
+        if s not in CORPUS_IDS and "--" not in s and s not in answers_only
+    ]  # fmt: skip
+    ids = hostile_class + corpus_part
     subs, out = tmp_path / "subs", tmp_path / "out"
     _copy_students(graded_class, ids, subs)
     for faulty in ("die_once", "die_always"):  # the honest notebook, graded by a dying worker

@@ -84,9 +84,9 @@ def test_hostile_submission(graded_class, student_id):
     elif case.score == "no_more_than_wrong":
         assert _score(row) <= _score(rows["honest_wrong"]), f"{case.what}: {row}"
     elif case.score == "no_more_than_baseline":
-        assert _score(row) <= _score(rows[f"{student_id}--baseline"]), f"{case.what}: {row}"
+        assert _score(row) <= _score(rows[hostile.BASELINES[student_id]]), f"{case.what}: {row}"
     elif case.score == "as_baseline":
-        baseline = rows[f"{student_id}--baseline"]
+        baseline = rows[hostile.BASELINES[student_id]]
         points = {k: v for k, v in row.items() if k.startswith("test_")}
         assert points == {k: v for k, v in baseline.items() if k.startswith("test_")}, case.what
     else:

@@ -74,9 +74,12 @@ def test_dry_run_leaves_the_course_alone(small_class):
     assert scores["ada"] > scores["ben"]
 
 
+RACES = 1  # how many times the two runs race; raise it to hunt a flaky lock
+
+
 def test_two_runs_at_once_take_turns(tmp_path, release_nb, solution_nb):
     """Started at the same moment on a new course, do two runs never crash or write wrongly?"""
-    for attempt in range(2):
+    for attempt in range(RACES):
         course_dir, subs, base = (
             scratch_course(lab.ROOT, tmp_path / f"c{attempt}", True),
             None,
