@@ -45,7 +45,7 @@ def _guarded(fn, args, expect=()):
         except NotImplementedError:
             name = getattr(fn, "__name__", "your function")
             raise AssertionError(
-                f"{name} is not attempted yet: replace `raise NotImplementedError()` "
+                f"{name}: not attempted yet; replace `raise NotImplementedError()` "
                 "in its answer cell with your code"
             ) from None
         except Exception as error:
