@@ -21,11 +21,13 @@ notebook, or another course's files, into a student's feedback page.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import re
 import sys
 import zipfile
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -42,11 +44,76 @@ CANVAS = re.compile(
 MOODLE = re.compile(r"^(?P<student>.+?)_(?P<lms>\d+)_assignsubmission_(?:file|onlinetext)_")
 
 
+@dataclass(frozen=True)
+class FileRef:
+    """Where one submitted file's bytes are: a file, or a member of a ``.zip``."""
+
+    path: str
+    member: str = ""
+
+    def read(self) -> bytes:
+        """The file's bytes (at most :data:`MAX_FILE` of them)."""
+        if not self.member:
+            with open(self.path, "rb") as handle:
+                return handle.read(MAX_FILE)
+        with zipfile.ZipFile(self.path) as archive, archive.open(self.member) as member:
+            return member.read(MAX_FILE)
+
+
+class OnDisk(Mapping[str, bytes]):
+    """``{notebook file name: bytes}``, each read from where it was found when asked for.
+
+    A class of thousands is never all in memory: collection reads each file
+    once, to take its sha256, and lets it go; the worker that grades it (and
+    the main process, to keep a copy in ``submitted/``) reads it again. Files
+    that could not be read are held as ``b""``.
+    """
+
+    def __init__(self) -> None:
+        self.refs: dict[str, FileRef] = {}
+        self.held: dict[str, bytes] = {}
+        self.digests: dict[str, bytes] = {}
+
+    def add(self, name: str, ref: FileRef, data: bytes) -> None:
+        """Remember where ``name`` is, and the digest of ``data``, its bytes as read now."""
+        self.held.pop(name, None)
+        self.refs[name], self.digests[name] = ref, hashlib.sha256(data).digest()
+
+    def hold(self, name: str, data: bytes) -> None:
+        """Keep ``data`` itself (an unreadable file's ``b""``)."""
+        self.refs.pop(name, None)
+        self.held[name], self.digests[name] = data, hashlib.sha256(data).digest()
+
+    def take(self, name: str, other: OnDisk) -> None:
+        """Take ``name`` over from ``other``, as it was collected there."""
+        if name in other.refs:
+            self.refs[name] = other.refs[name]
+        else:
+            self.held[name] = other.held[name]
+        self.digests[name] = other.digests[name]
+
+    def digest(self, name: str) -> bytes:
+        """The sha256 of ``name``'s bytes as collected."""
+        return self.digests[name]
+
+    def __getitem__(self, name: str) -> bytes:
+        if name in self.held:
+            return self.held[name]
+        return self.refs[name].read()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([*self.refs, *self.held])
+
+    def __len__(self) -> int:
+        return len(self.refs) + len(self.held)
+
+
 @dataclass
 class Submission:
     """One student's work: each notebook's bytes, where it came from, and when.
 
-    files: ``{notebook file name: bytes}`` for the notebooks found;
+    files: ``{notebook file name: bytes}`` for the notebooks found (an
+    :class:`OnDisk` when collected, read again when asked for);
     unreadable: ``{notebook file name: why}`` for files found but not read;
     modified: when the newest file was made (chooses between resubmissions);
     timestamp: when it was handed in, from nbgrader's ``timestamp.txt`` only
@@ -54,7 +121,7 @@ class Submission:
     """
 
     student_id: str
-    files: dict[str, bytes]
+    files: Mapping[str, bytes]
     origin: str
     modified: datetime
     version: int = 0
@@ -67,8 +134,16 @@ class Submission:
         """The content hash that decides whether a rerun must grade it again."""
         digest = hashlib.sha256()
         for name in sorted(self.files):
-            digest.update(name.encode() + b"\0" + hashlib.sha256(self.files[name]).digest())
+            if isinstance(self.files, OnDisk):
+                of_file = self.files.digest(name)
+            else:
+                of_file = hashlib.sha256(self.files[name]).digest()
+            digest.update(name.encode() + b"\0" + of_file)
         return digest.hexdigest()
+
+    def in_memory(self) -> Submission:
+        """A copy holding its files' bytes, for a worker on another machine."""
+        return dataclasses.replace(self, files=dict(self.files))
 
 
 def slug(text: str) -> str:
@@ -134,6 +209,16 @@ def _too_large(size: int) -> str:
     return f"the file is {size / 2**20:.1f} MiB, over the limit of {MAX_FILE // 2**20} MiB"
 
 
+def _one_file(notebook: str, ref: FileRef, data: bytes, why: str) -> OnDisk:
+    """An :class:`OnDisk` of one file: where it is, or ``b""`` when it could not be read."""
+    one = OnDisk()
+    if why:
+        one.hold(notebook, data)
+    else:
+        one.add(notebook, ref, data)
+    return one
+
+
 def _read(path: Path) -> tuple[bytes, str]:
     """``(bytes, why unreadable)``: a file over :data:`MAX_FILE` is not read."""
     size = path.stat().st_size
@@ -190,7 +275,7 @@ def from_nbgrader_layout(folder: Path, assignment: Assignment) -> list[Submissio
         student = work.parent
         if student == root:
             continue
-        files: dict[str, bytes] = {}
+        files = OnDisk()
         unreadable: dict[str, str] = {}
         newest = 0.0
         for notebook in assignment.notebooks:
@@ -200,9 +285,12 @@ def from_nbgrader_layout(folder: Path, assignment: Assignment) -> list[Submissio
             if not _inside(path, root):
                 unreadable[notebook] = "it links outside the submissions folder: not read"
                 continue
-            files[notebook], why = _read(path)
+            data, why = _read(path)
             if why:
+                files.hold(notebook, data)
                 unreadable[notebook] = why
+            else:
+                files.add(notebook, FileRef(str(path)), data)
             newest = max(newest, path.stat().st_mtime)
         stamp = _timestamp(work)
         modified = stamp or datetime.fromtimestamp(newest)
@@ -232,7 +320,7 @@ def _one_each(found: list[Submission]) -> list[Submission]:
 class _File:
     student_id: str
     notebook: str
-    data: bytes
+    data: OnDisk  # this one file, under its notebook's name
     origin: str
     modified: datetime
     version: int
@@ -251,9 +339,10 @@ def _combine(found: list[_File]) -> list[Submission]:
     students: dict[str, Submission] = {}
     for (student_id, notebook), item in sorted(chosen.items()):
         sub = students.setdefault(
-            student_id, Submission(student_id, {}, item.origin, item.modified, item.version)
+            student_id, Submission(student_id, OnDisk(), item.origin, item.modified, item.version)
         )
-        sub.files[notebook] = item.data
+        assert isinstance(sub.files, OnDisk)
+        sub.files.take(notebook, item.data)
         sub.lms_id = sub.lms_id or item.lms_id
         if item.why:
             sub.unreadable[notebook] = item.why
@@ -302,7 +391,7 @@ def from_folder(
             _File(
                 student,
                 notebook,
-                data,
+                _one_file(notebook, FileRef(str(path)), data, why),
                 relative,
                 modified,
                 version,
@@ -337,8 +426,14 @@ def _zip_layout(archive: zipfile.ZipFile, assignment: Assignment) -> list[Submis
             with archive.open(info) as member:
                 data, why = member.read(MAX_FILE + 1)[:MAX_FILE], ""
         stamp = datetime(*info.date_time)
-        sub = found.setdefault((student, origin), Submission(student, {}, origin, stamp))
-        sub.files[parts[-1]] = data
+        sub = found.setdefault((student, origin), Submission(student, OnDisk(), origin, stamp))
+        assert isinstance(sub.files, OnDisk)
+        sub.files.take(
+            parts[-1],
+            _one_file(
+                parts[-1], FileRef(os.path.abspath(str(archive.filename)), info.filename), data, why
+            ),
+        )
         if why:
             sub.unreadable[parts[-1]] = why
         sub.modified = max(sub.modified, stamp)
@@ -366,7 +461,18 @@ def _from_archive(
                 data, why = member.read(MAX_FILE + 1)[:MAX_FILE], ""
         stamp = datetime(*info.date_time)
         found.append(
-            _File(student, notebook, data, name, stamp, version, why, lms_id_of(name, pattern))
+            _File(
+                student,
+                notebook,
+                _one_file(
+                    notebook, FileRef(os.path.abspath(str(archive.filename)), name), data, why
+                ),
+                name,
+                stamp,
+                version,
+                why,
+                lms_id_of(name, pattern),
+            )
         )
     return _combine(found)
 

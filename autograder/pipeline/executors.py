@@ -25,13 +25,14 @@ import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Protocol
+from typing import Any, Protocol
 
 from . import worker
 from .collect import Submission
 from .errors import Status, UserError
 
 POLL = 0.5  # seconds between checks for Ctrl-C while waiting for results
+IN_FLIGHT = 4  # tasks per Dask worker sent ahead
 
 
 class Executor(Protocol):
@@ -158,15 +159,25 @@ class DaskPool:
         if not workers:
             raise UserError(f"the Dask scheduler at {self.address} has no workers")
         started()
-        futures = {}
-        for sub in todo:
+        waiting = list(reversed(todo))
+        futures: dict[Any, Submission] = {}
+
+        def send_next() -> Any:
+            # The bytes go with the task: a worker elsewhere cannot read our disk.
+            sub = waiting.pop()
             key = f"grade-{sub.student_id}-{sub.sha256[:12]}"
             future = self.client.submit(
-                remote.grade, self.settings, self.sources, sub, key=key, pure=False
+                remote.grade, self.settings, self.sources, sub.in_memory(), key=key, pure=False
             )
             futures[future] = sub
+            return future
+
+        # A few tasks per worker at a time: enough to keep every worker busy, few
+        # enough that a class of thousands is never all in flight (nor in memory).
+        in_flight = [send_next() for _ in range(min(len(waiting), IN_FLIGHT * len(workers)))]
+        done = as_completed(in_flight, loop=self.client.loop)
         try:
-            for future in as_completed(futures, loop=self.client.loop):
+            for future in done:
                 sub = futures.pop(future)
                 try:
                     result = future.result()
@@ -174,6 +185,8 @@ class DaskPool:
                     result = grader_error(sub, _why(error))
                 future.release()
                 del future
+                if waiting:
+                    done.add(send_next())
                 yield sub, result
         except (KeyboardInterrupt, GeneratorExit):
             self.client.cancel(list(futures))

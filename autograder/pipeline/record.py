@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -63,7 +64,7 @@ class Recorder:
         self,
         result: Result,
         timestamp: datetime | None = None,
-        submitted: dict[str, bytes] | None = None,
+        submitted: Mapping[str, bytes] | None = None,
         lms_id: str = "",
     ) -> Path:
         """Record one graded submission; returns the feedback page's path.
