@@ -147,11 +147,101 @@ class _GivenGradebook(NbGraderPreprocessor):
 
 
 class SaveAutoGradesTo(_GivenGradebook, SaveAutoGrades):
-    """nbgrader's ``SaveAutoGrades`` (0.9.6), through the given gradebook."""
+    """nbgrader's ``SaveAutoGrades`` (0.9.6), through the given gradebook.
+
+    Stock looks up each cell's grade and comment with a query of its own and
+    commits after each: some 40 round trips a notebook. Here the notebook's
+    grades and comments are read in two queries first, and written in one flush.
+    """
 
     def preprocess(self, nb: Any, resources: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         self._from(resources)
-        return NbGraderPreprocessor.preprocess(self, nb, resources)
+        grades, comments = submission_cells(
+            self.given, self.assignment_id, self.student_id, self.notebook_id
+        )
+        self.gradebook = _Prefetched(self.given, grades, comments)
+        session = self.given.db
+        with session.no_autoflush, _commits_deferred(session):
+            done = NbGraderPreprocessor.preprocess(self, nb, resources)
+        session.commit()  # inside one_transaction, a flush
+        return done
+
+
+class _Prefetched:
+    """A gradebook whose ``find_grade`` and ``find_comment`` answer from prefetched rows.
+
+    grades, comments: ``{(notebook stem, cell name): row}`` (:func:`submission_cells`);
+    anything else, and a cell not prefetched, goes to the real gradebook.
+    """
+
+    def __init__(self, gradebook: Gradebook, grades: dict[Any, Any], comments: dict[Any, Any]):
+        self.gradebook, self.grades, self.comments = gradebook, grades, comments
+
+    def find_grade(self, cell: str, notebook: str, assignment: str, student: str) -> Any:
+        found = self.grades.get((notebook, cell))
+        return (
+            found
+            if found is not None
+            else self.gradebook.find_grade(cell, notebook, assignment, student)
+        )
+
+    def find_comment(self, cell: str, notebook: str, assignment: str, student: str) -> Any:
+        found = self.comments.get((notebook, cell))
+        return (
+            found
+            if found is not None
+            else self.gradebook.find_comment(cell, notebook, assignment, student)
+        )
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.gradebook, name)
+
+
+@contextlib.contextmanager
+def _commits_deferred(session: Any) -> Iterator[None]:
+    """Within the block, ``session.commit()`` does nothing (the caller commits after)."""
+    before = session.__dict__.get("commit")
+    session.commit = lambda: None
+    try:
+        yield
+    finally:
+        if before is None:
+            del session.commit
+        else:
+            session.commit = before
+
+
+def submission_cells(
+    gradebook: Gradebook, assignment: str, student: str, notebook: str | None = None
+) -> tuple[dict[tuple[str, str], Any], dict[tuple[str, str], Any]]:
+    """A submission's ``(grades, comments)``, each ``{(notebook stem, cell name): row}``.
+
+    Two queries in all, where reading ``grade.name`` row by row loads each
+    cell on its own. notebook: only that notebook's (default: every one).
+    Empty when the gradebook has no such submission.
+    """
+    api = nbgrader.api
+
+    def rows(model: Any) -> dict[tuple[str, str], Any]:
+        query = (
+            gradebook.db.query(model, api.Notebook.name, api.BaseCell.name)
+            .join(api.BaseCell, api.BaseCell.id == model.cell_id)
+            .join(api.SubmittedNotebook, api.SubmittedNotebook.id == model.notebook_id)
+            .join(api.Notebook, api.Notebook.id == api.SubmittedNotebook.notebook_id)
+            .join(
+                api.SubmittedAssignment,
+                api.SubmittedAssignment.id == api.SubmittedNotebook.assignment_id,
+            )
+            .join(api.Assignment, api.Assignment.id == api.SubmittedAssignment.assignment_id)
+            .filter(
+                api.Assignment.name == assignment, api.SubmittedAssignment.student_id == student
+            )
+        )
+        if notebook is not None:
+            query = query.filter(api.Notebook.name == notebook)
+        return {(stem, name): row for row, stem, name in query}
+
+    return rows(api.Grade), rows(api.Comment)
 
 
 class AssignLatePenaltiesTo(_GivenGradebook, AssignLatePenalties):
