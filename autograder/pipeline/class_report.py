@@ -1,6 +1,7 @@
 """``DIR/report.html``: what the class got wrong, for the instructor, on one page.
 
-Written by every ``grade`` run from the rows it wrote to ``grades.csv``. The
+Written by every ``grade`` run from the rows it wrote to ``grades.csv``, read
+back from disk (so each statistic is gathered in one pass over them). The
 page is self-contained (the histogram is inline SVG, no script, no link out
 but to the students' feedback pages beside it), so it opens offline and can be
 mailed. It shows:
@@ -19,6 +20,7 @@ from __future__ import annotations
 import html
 import math
 import re
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -137,14 +139,21 @@ def stats_per_test(
     about: ``{test column: (what it checks, hidden?)}``. Discrimination is the
     correlation between passing the test and the score on everything else.
     """
+    passed = {test: array("d") for test in tests}  # 1.0 or 0.0 per student
+    rest = {test: array("d") for test in tests}  # the score on everything else
+    for row in rows:  # one pass: the rows may be read from disk
+        score = row.score
+        for test, possible in tests.items():
+            earned = row.points.get(test) or 0
+            passed[test].append(1.0 if earned >= possible else 0.0)
+            rest[test].append(score - earned)
+    n = len(rows)
     found = []
-    for test, possible in tests.items():
-        passed = [1.0 if (row.points.get(test) or 0) >= possible else 0.0 for row in rows]
-        rest = [row.score - (row.points.get(test) or 0) for row in rows]
-        rate = sum(passed) / len(rows) if rows else 0.0
-        r = correlation(passed, rest)
+    for test in tests:
+        rate = sum(passed[test]) / n if n else 0.0
+        r = correlation(passed[test], rest[test])
         flags = []
-        if len(rows) >= MIN_FOR_FLAGS:
+        if n >= MIN_FOR_FLAGS:
             if rate >= FLAG_EASY:
                 flags.append("almost everyone passes")
             elif rate <= FLAG_HARD:
@@ -164,14 +173,20 @@ def stats_per_answer(
     groups: ``{answer: [its columns]}`` (its tests, or its own manual column).
     A manual answer not graded yet counts 0, as in the gradebook.
     """
-    found = []
-    for answer, cols in groups.items():
-        top = sum(possible[c] for c in cols)
-        earned = [sum(row.points.get(c) or 0 for c in cols) for row in rows]
-        mean = sum(earned) / len(rows) if rows else 0.0
-        full = sum(e >= top for e in earned) / len(rows) if rows else 0.0
-        found.append((answer, mean, top, full))
-    return found
+    top = {answer: sum(possible[c] for c in cols) for answer, cols in groups.items()}
+    total = dict.fromkeys(groups, 0.0)
+    full = dict.fromkeys(groups, 0)
+    n = 0
+    for row in rows:  # one pass: the rows may be read from disk
+        n += 1
+        for answer, cols in groups.items():
+            earned = sum(row.points.get(c) or 0 for c in cols)
+            total[answer] += earned
+            full[answer] += earned >= top[answer]
+    return [
+        (answer, total[answer] / n if n else 0.0, top[answer], full[answer] / n if n else 0.0)
+        for answer in groups
+    ]
 
 
 def answer_columns(notebooks: dict[str, Any], columns: Columns) -> dict[str, list[str]]:
@@ -309,17 +324,19 @@ def render(
     max_score = sum(possible.values())
     about = descriptions_of_tests(notebooks, columns)
     n = len(rows)
-    mean = sum(r.score for r in rows) / n if n else 0.0
+    scores = array("d")
     statuses: dict[str, int] = {}
-    for row in rows:
+    for row in rows:  # the rows may be read from disk: a few passes, each gathering much
+        scores.append(row.score)
         statuses[row.status] = statuses.get(row.status, 0) + 1
+    mean = sum(scores) / n if n else 0.0
     parts = [
         f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
         f"<meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>{_e(title)}</title><style>{STYLE}</style></head><body>",
         f"<h1>{_e(title)}</h1>",
         f"<p>{n} student(s); mean score <b>{mean:.1f} / {max_score:g}</b>.</p>",
-        histogram_svg([r.score for r in rows], max_score),
+        histogram_svg(scores, max_score),
         "<h2 id='statuses'>Statuses</h2><table><tr><th>status</th><th class='num'>students</th>"
         "</tr>",
         *(

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import resource
 import shutil
@@ -45,6 +44,7 @@ from .collect import Submission
 from .course import Assignment, course_directory, find_assignment
 from .errors import Status, UserError
 from .gradebook import ensure_gradebook, sources_hash, stamp_path
+from .state import NOT_FINISHED, State, StoredRows
 
 
 @contextlib.contextmanager
@@ -82,29 +82,6 @@ def snapshot(db_url: str, into: Path) -> str:
     return f"sqlite:///{target}"
 
 
-class State:
-    """``DIR/.state/<student>.json``: finished students, so a rerun can skip them."""
-
-    def __init__(self, out: Path, folder: str = ".state") -> None:
-        self.folder = Path(out) / folder
-
-    def load(self, student_id: str) -> dict[str, Any] | None:
-        """What was saved for ``student_id``, or None."""
-        path = self.folder / f"{student_id}.json"
-        try:
-            saved = json.loads(path.read_text())
-        except (OSError, ValueError):
-            return None
-        return saved if isinstance(saved, dict) else None
-
-    def save(self, student_id: str, sha256: str, row: report.Row) -> None:
-        """Remember a finished student's row and the content it was graded from."""
-        record.write_atomic(
-            self.folder / f"{student_id}.json",
-            json.dumps({"sha256": sha256, "row": row.as_dict()}, sort_keys=True),
-        )
-
-
 def _row(result: worker.Result, columns: notebook.Columns) -> report.Row:
     """The CSV row: a notebook that could not be graded scores 0 in every column."""
     points: dict[str, float | None] = dict.fromkeys(columns.possible)
@@ -128,23 +105,23 @@ def _pending(
     force: bool,
     settings_key: str,
     ledger: State | None,
-) -> tuple[dict[str, report.Row], list[Submission]]:
-    """``(rows already graded, unchanged and with the same settings, submissions to grade)``.
+) -> tuple[list[Submission], list[Submission]]:
+    """``(submissions unchanged and graded with the same settings, submissions to grade)``.
 
     ledger: what the course gradebook last recorded for each student (None for a
     dry run); a student is skipped only when the gradebook holds this same grading
     too, so ``grades.csv`` and the gradebook never disagree after a run.
     """
-    rows, todo = {}, []
+    unchanged, todo = [], []
     for sub in submissions:
         saved = state.load(sub.student_id)
         key = f"{sub.sha256}:{settings_key}"
         recorded = ledger is None or (ledger.load(sub.student_id) or {}).get("sha256") == key
         if saved and saved.get("sha256") == key and recorded and not force:
-            rows[sub.student_id] = report.Row(**saved["row"])
+            unchanged.append(sub)
         else:
             todo.append(sub)
-    return rows, todo
+    return unchanged, todo
 
 
 def grade(
@@ -225,7 +202,7 @@ def _grade_locked(
     state = State(out)
     ledger = None if dry_run else State(chosen.root / ".autograder", chosen.id)
     settings_key = f"{timeout:g}:{wall:g}:{memory}:{sandbox}"
-    rows, todo = _pending(found, state, force, settings_key, ledger)
+    unchanged, todo = _pending(found, state, force, settings_key, ledger)
     print(
         f"{len(found)} submission(s): {len(todo)} to grade, "
         f"{len(found) - len(todo)} unchanged since the last run",
@@ -244,17 +221,17 @@ def _grade_locked(
         )
         # A scheduler's or a `timeout` command's SIGTERM stops grading as Ctrl-C does.
         previous = signal.signal(signal.SIGTERM, _interrupt)
-        run = Run(chosen, settings, out, Path(scratch), state, rows, columns, settings_key)
+        run = Run(chosen, settings, out, Path(scratch), state, columns, settings_key)
         run.dry_run, run.ledger = dry_run, ledger
         executor = executors.make(settings, jobs, scheduler, sources_hash(chosen))
         try:
             run.grade_all(todo, executor)
-            graded = {sub.student_id for sub in todo}
-            run.refresh_unchanged([sub for sub in found if sub.student_id not in graded])
+            run.refresh_unchanged(unchanged)
             run.close()
         except KeyboardInterrupt:
             print(
-                f"\ninterrupted: {len(rows)} of {len(found)} submission(s) graded and kept; "
+                f"\ninterrupted: {len(unchanged) + run.recorded} of {len(found)} submission(s) "
+                "graded and kept; "
                 "run the same command again to grade the rest",
                 file=sys.stderr,
             )
@@ -262,7 +239,8 @@ def _grade_locked(
         finally:
             signal.signal(signal.SIGTERM, previous)
             executors.close(executor)
-    ordered = [rows[sub.student_id] for sub in found]
+    # Read back from disk one at a time, in student order: nothing of the class is held.
+    ordered = StoredRows(state, [sub.student_id for sub in found])
     report.write_csv(ordered, list(columns.possible), out / "grades.csv")
     sources = {n: notebook.read(chosen.source(n)) for n in chosen.notebooks}
     page = class_report.render(f"{chosen.id}: the class report", ordered, columns, sources)
@@ -291,12 +269,12 @@ class Run:
         out: Path,
         scratch: Path,
         state: State,
-        rows: dict[str, report.Row],
         columns: notebook.Columns,
         settings_key: str,
     ) -> None:
         self.assignment, self.settings, self.out, self.scratch = assignment, settings, out, scratch
-        self.state, self.rows, self.columns = state, rows, columns
+        self.state, self.columns = state, columns
+        self.recorded = 0  # students recorded in this run
         self.settings_key = settings_key
         self.recorder: record.Recorder | None = None
         self.renderer: feedback.Renderer | None = None
@@ -331,25 +309,28 @@ class Run:
         recorder = self.start_recording()
         recorder.save(result, sub.timestamp, sub.files, sub.lms_id)
         self.peak = max(self.peak, result.peak_kib)
-        self.rows[sub.student_id] = _row(result, self.columns)
-        self.add_manual(sub.student_id, result.notebooks)
-        if result.status != Status.GRADER_ERROR:  # a rerun tries those again
+        row = _row(result, self.columns)
+        self.add_manual(row, result.notebooks)
+        if result.status == Status.GRADER_ERROR:  # kept for this run's CSV; a rerun grades it
+            self.state.save(sub.student_id, NOT_FINISHED, row)
+        else:
             key = f"{sub.sha256}:{self.settings_key}"
-            self.state.save(sub.student_id, key, self.rows[sub.student_id])
+            self.state.save(sub.student_id, key, row)
             if self.ledger is not None:
-                self.ledger.save(sub.student_id, key, self.rows[sub.student_id])
+                self.ledger.save(sub.student_id, key, row)
+        self.recorded += 1
 
-    def add_manual(self, student_id: str, notebooks: dict[str, Any] | None = None) -> bool:
-        """Put a TA's grades and comments from the gradebook into the row and the page.
+    def add_manual(self, row: report.Row, notebooks: dict[str, Any] | None = None) -> bool:
+        """Put a TA's grades and comments from the gradebook into ``row`` and the page.
 
         notebooks: the executed notebooks, if at hand (else read back from where
         they were recorded). Returns whether anything changed.
         """
         recorder = self.start_recording()
+        student_id = row.student_id
         points, comments = record.manual_grades(
             recorder.gradebook, self.assignment, student_id, self.columns
         )
-        row = self.rows[student_id]
         wanted = {**row.points, **points}
         if wanted == row.points and comments == row.comments:
             return False
@@ -368,11 +349,13 @@ class Run:
     def refresh_unchanged(self, skipped: list[Submission]) -> None:
         """Bring rows of students not regraded up to date with a TA's grading since."""
         for sub in skipped:
-            if self.add_manual(sub.student_id):
-                key = f"{sub.sha256}:{self.settings_key}"
-                self.state.save(sub.student_id, key, self.rows[sub.student_id])
-                if self.ledger is not None:
-                    self.ledger.save(sub.student_id, key, self.rows[sub.student_id])
+            saved = self.state.load(sub.student_id)
+            row = self.state.row(sub.student_id)
+            if saved is None or row is None or not self.add_manual(row):
+                continue
+            self.state.save(sub.student_id, saved["sha256"], row)
+            if self.ledger is not None:
+                self.ledger.save(sub.student_id, saved["sha256"], row)
 
     def grade_all(self, todo: list[Submission], executor: executors.Executor) -> None:
         """Grade ``todo`` with ``executor``, recording each result as it arrives."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import os
 import tempfile
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,15 +52,15 @@ def _number(value: float | None) -> str:
     return f"{value:g}"
 
 
-def write_csv(rows: list[Row], grade_ids: list[str], path: Path | str) -> None:
-    """Write ``rows`` to ``path`` atomically (a crash never leaves half a file)."""
+def write_csv(rows: Iterable[Row], grade_ids: list[str], path: Path | str) -> None:
+    """Write ``rows``, in the order given, to ``path`` atomically (never half a file)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=".grades-", suffix=".csv")
     with os.fdopen(handle, "w", newline="") as out:
         writer = csv.writer(out)
         writer.writerow([*HEADER, *grade_ids])
-        for row in sorted(rows, key=lambda r: r.student_id):
+        for row in rows:
             writer.writerow(
                 [
                     row.student_id,
@@ -78,39 +79,41 @@ def read_csv(path: Path | str) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-def table(rows: list[Row]) -> str:
-    """A plain-text table: one line per student, score and status."""
-    width = max([len("student")] + [len(r.student_id) for r in rows])
-    lines = [f"{'student':<{width}}  {'score':>11}  status"]
-    for row in sorted(rows, key=lambda r: r.student_id):
+def table(rows: Iterable[Row]) -> str:
+    """A plain-text table, in the order given: one line per student, score and status."""
+    lines = []
+    for row in rows:
         score = f"{row.score:g} / {row.max_score:g}"
         status = row.status if row.status == "ok" else f"{row.status}: {row.detail}"
-        lines.append(f"{row.student_id:<{width}}  {score:>11}  {status}")
-    return "\n".join(lines)
+        lines.append((row.student_id, score, status))
+    width = max([len("student")] + [len(student) for student, _, _ in lines])
+    header = f"{'student':<{width}}  {'score':>11}  status"
+    return "\n".join([header] + [f"{s:<{width}}  {c:>11}  {t}" for s, c, t in lines])
 
 
-def summary(rows: list[Row], max_points: dict[str, float]) -> str:
-    """The closing summary: counts, mean score, statuses, most-failed tests.
+def summary(rows: Iterable[Row], max_points: dict[str, float]) -> str:
+    """The closing summary: counts, mean score, statuses, most-failed tests (one pass).
 
     max_points: ``{grade_id: points}`` of the autograded test cells.
     """
-    graded = len(rows)
-    lines = [f"graded {graded} submission(s)"]
-    if graded:
-        mean = sum(r.score for r in rows) / graded
-        lines.append(f"mean score {mean:.1f} / {rows[0].max_score:g}")
+    graded, total, max_score = 0, 0.0, 0.0
     statuses: dict[str, int] = {}
-    for row in rows:
-        if row.status != "ok":
-            statuses[row.status] = statuses.get(row.status, 0) + 1
-    for status, count in sorted(statuses.items()):
-        lines.append(f"  {count} with status {status}")
     failed: dict[str, int] = {}
     for row in rows:
+        graded += 1
+        total += row.score
+        max_score = row.max_score
+        if row.status != "ok":
+            statuses[row.status] = statuses.get(row.status, 0) + 1
         for grade_id, possible in max_points.items():
             earned = row.points.get(grade_id)
             if earned is not None and earned < possible:
                 failed[grade_id] = failed.get(grade_id, 0) + 1
+    lines = [f"graded {graded} submission(s)"]
+    if graded:
+        lines.append(f"mean score {total / graded:.1f} / {max_score:g}")
+    for status, count in sorted(statuses.items()):
+        lines.append(f"  {count} with status {status}")
     if failed:
         lines.append("most-failed tests:")
         top = sorted(failed.items(), key=lambda item: (-item[1], item[0]))[:5]

@@ -40,6 +40,7 @@ from typing import Any
 from ..pipeline import grade as grading
 from ..pipeline import notebook
 from ..pipeline.course import CONFIG_FILES, Assignment, find_assignment
+from ..pipeline.state import NOT_FINISHED, State
 
 GRADESCOPE_ROOT = "/autograder"
 STUDENT = "student"  # the one student a Gradescope run grades
@@ -257,8 +258,8 @@ def run(root: Path | str = GRADESCOPE_ROOT, course: Path | str | None = None) ->
                     shutil.copyfile(path, target)
                 with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
                     grading.grade(subs, course=chosen.root, out=out, jobs=1, dry_run=True)
-                saved = grading.State(out).load(STUDENT)
-                if saved is None:
+                saved = State(out).load(STUDENT)
+                if saved is None or saved.get("sha256") == NOT_FINISHED:
                     results = failure("the grader gave no result; your instructor has been told.")
                 else:
                     results = results_for(chosen, saved["row"], log.getvalue())
