@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import resource
 import shutil
 import signal
 import sys
@@ -248,7 +247,7 @@ def _grade_locked(
     print(report.table(ordered))
     print()
     print(report.summary(ordered, columns.tests()))
-    main_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    main_kib = worker.peak_memory_kib()
     print(f"grader peak memory: main {main_kib // 1024} MiB, largest worker {run.peak // 1024} MiB")
     print(f"\nwrote {out / 'grades.csv'} and {len(ordered)} feedback page(s) in {out / 'feedback'}")
     print(f"what the class got wrong: {out / 'report.html'}")

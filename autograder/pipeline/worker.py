@@ -143,7 +143,7 @@ class Worker:
         result.feedback = self.renderer.render(
             result.student_id, result.notebooks, self.columns, result.points, result
         )
-        result.peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        result.peak_kib = peak_memory_kib()
         return result
 
     def _grade(self, submission: Submission) -> Result:
@@ -247,3 +247,21 @@ def grade(submission: Submission) -> Result:
     """Process-pool task: grade one submission with this process's Worker."""
     assert _worker is not None, "start() runs first in every worker"
     return _worker.grade(submission)
+
+
+def peak_memory_kib() -> int:
+    """This process's peak resident memory, KiB, since it started its program.
+
+    Linux's ``VmHWM``, not ``getrusage``'s ``ru_maxrss``: that one keeps the
+    peak of whatever process ran before ``exec``, so a grader started from a
+    big Python process (the benchmark, holding a class of 1,000) would report
+    the launcher's memory as its own.
+    """
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
