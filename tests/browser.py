@@ -9,9 +9,12 @@ it where it can (as root, with apt).
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -50,6 +53,7 @@ class Browser:
                 [CHROMIUM, *FLAGS, f"--user-data-dir={self.profile.name}/profile", "about:blank"],
                 stdout=subprocess.DEVNULL,
                 stderr=log,
+                start_new_session=True,  # its own process group, so all of it can be stopped
             )
         self.port = self._port()
         self.next_id = 0
@@ -69,9 +73,19 @@ class Browser:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.process.kill()
+        # Chromium's helpers (renderer, GPU, crash handler) outlive a killed main
+        # process for a moment and keep writing to the profile: stop the group, then
+        # remove the profile, trying again while a straggler finishes a write.
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait()
-        self.profile.cleanup()
+        for _ in range(50):
+            try:
+                self.profile.cleanup()
+                return
+            except OSError:
+                time.sleep(0.1)
+        shutil.rmtree(self.profile.name, ignore_errors=True)
 
     def _call(self, ws: Any, method: str, **params: Any) -> dict[str, Any]:
         self.next_id += 1
