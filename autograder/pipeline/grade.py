@@ -348,9 +348,11 @@ class Run:
     def refresh_unchanged(self, skipped: list[Submission]) -> None:
         """Bring rows of students not regraded up to date with a TA's grading since."""
         for sub in skipped:
-            saved = self.state.load(sub.student_id)
-            row = self.state.row(sub.student_id)
-            if saved is None or row is None or not self.add_manual(row):
+            saved = self.state.load(sub.student_id)  # _pending found it, with this key
+            if saved is None:
+                continue
+            row = report.Row(**saved["row"])
+            if not self.add_manual(row):
                 continue
             self.state.save(sub.student_id, saved["sha256"], row)
             if self.ledger is not None:

@@ -178,20 +178,12 @@ class _Prefetched:
         self.gradebook, self.grades, self.comments = gradebook, grades, comments
 
     def find_grade(self, cell: str, notebook: str, assignment: str, student: str) -> Any:
-        found = self.grades.get((notebook, cell))
-        return (
-            found
-            if found is not None
-            else self.gradebook.find_grade(cell, notebook, assignment, student)
-        )
+        found = self.grades.get((notebook, cell))  # rows are never falsy: `or` is safe
+        return found or self.gradebook.find_grade(cell, notebook, assignment, student)
 
     def find_comment(self, cell: str, notebook: str, assignment: str, student: str) -> Any:
         found = self.comments.get((notebook, cell))
-        return (
-            found
-            if found is not None
-            else self.gradebook.find_comment(cell, notebook, assignment, student)
-        )
+        return found or self.gradebook.find_comment(cell, notebook, assignment, student)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.gradebook, name)
