@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: help setup grade test test-fast lint generate format bench bench-scale constraints clean
+.PHONY: help setup grade test test-fast lint generate golden format bench bench-scale constraints clean
 
 ## List the commands.
 help:
@@ -31,14 +31,15 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 grade: setup
 	$(PY) -m autograder grade samples/class
 
-## The whole test suite, as CI runs it: lint, types, unit and end-to-end tests, nbval.
+## The whole suite as CI runs it (lint, types, tests, nbval); MARKS="not cluster" narrows it.
 test: setup
-	$(VENV)/bin/ruff check .
-	$(VENV)/bin/ruff format --check .
-	@# mypy (one core, 20 s from cold) checks the types while the first tests start.
-	@$(VENV)/bin/mypy & types=$$!; \
-	$(PY) -m pytest --nbval solutions/ tests/ --durations=15; tests=$$?; \
-	wait $$types || exit 1; exit $$tests
+	@start=$$(date +%s); \
+	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . || exit 1; \
+	$(VENV)/bin/mypy & types=$$!; \
+	$(PY) -m pytest --nbval solutions/ tests/ --durations=10 $(if $(MARKS),-m "$(MARKS)"); \
+	tests=$$?; wait $$types; types=$$?; \
+	echo "make test: $$(( $$(date +%s) - start )) s in all (lint, types, tests)"; \
+	[ $$types = 0 ] && exit $$tests || exit 1
 
 ## The fast layer: unit tests only (no grading runs, no stock nbgrader), in seconds.
 test-fast: setup
@@ -53,6 +54,10 @@ lint: setup
 ## Regenerate release/, solutions/ and samples/class/ after editing source/.
 generate: setup
 	$(PY) -m autograder generate
+
+## Grade the corpus with stock nbgrader: the golden file the tests compare with, README table.
+golden: setup
+	$(PY) -m tests.golden
 
 ## Fix what ruff can fix, and format.
 format: setup

@@ -15,18 +15,22 @@ import nbformat
 
 from autograder.pipeline import report
 from autograder.tools import corpus
-from autograder.tools.nbgrader_cli import scratch_course
 
-from . import hostile
+from . import golden, hostile
 from . import lab as course
 
 CORPUS = corpus.load_corpus(course.ROOT / course.CORPUS)
 # corpus names hold a slash; as student ids they are e.g. corpus--mistakes--no_scale
 CORPUS_IDS = {f"corpus--{name.replace('/', '--')}": name for name in CORPUS}
-# The entries stock nbgrader also grades on every run, to compare cell by cell: a
-# quarter of the corpus (stock takes four seconds a notebook). `make bench` compares
-# the whole corpus, cycled to 60 students.
-STOCK_SAMPLE = sorted(CORPUS)[::4]
+# Every entry is compared cell by cell with stock nbgrader's golden file
+# (tests/golden/, `make golden`); these few are also graded by stock live on every
+# run, so the golden file cannot drift from what stock really does: a correct style,
+# the wrong axis, and a mistake that crashes.
+STOCK_LIVE = ["correct/column_stack", "mistakes/concat_axis0", "mistakes/multi_head_global_input"]
+# Seconds per cell for the class. An honest cell takes under 0.6 s here (the setup
+# cell's imports), so a machine at a quarter of the speed, both cores busy, still
+# passes with room; only the loops that never end run into it.
+CELL_TIMEOUT = str(golden.RUNAWAY_TIMEOUT)
 
 
 def corpus_results(graded):
@@ -89,10 +93,13 @@ class Listener:
         self.server.close()
 
 
-def build_and_grade(tmp_path_factory, release_nb, solution_nb):
-    """The whole class graded once: rows, the command's output, and what changed around it."""
+def build_and_grade(tmp_path_factory, template, release_nb, solution_nb):
+    """The whole class graded once: rows, the command's output, and what changed around it.
+
+    template: the course to copy (the ``course_template`` fixture).
+    """
     base = tmp_path_factory.mktemp("class")
-    course_dir = scratch_course(course.ROOT, base / "course", release=True)
+    course_dir = course.copy_course(template, base / "course")
     submissions, out = base / "submissions", base / "grades"
     listener = Listener()
     context = {"course": course_dir, "out": out, "submissions": submissions, "port": listener.port}
@@ -109,7 +116,7 @@ def build_and_grade(tmp_path_factory, release_nb, solution_nb):
         "course": {k: v for k, v in tree_hash(course_dir).items() if k.split("/")[0] in watched},
         "submissions": tree_hash(submissions),
     }
-    done = course.grade_command(submissions, course_dir, out, "--timeout", "3")
+    done = course.grade_command(submissions, course_dir, out, "--timeout", CELL_TIMEOUT)
     listener.stop()
     after = {
         "course": {k: v for k, v in tree_hash(course_dir).items() if k.split("/")[0] in watched},

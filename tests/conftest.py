@@ -8,9 +8,10 @@ import pytest
 from autograder.pipeline import notebook
 from autograder.tools import corpus, generate, stock
 
+from . import golden
 from . import lab as course
+from .golden import RELEASE_KEY, SOURCE_KEY
 
-SOURCE_KEY, RELEASE_KEY = "~source", "~release"
 CORPUS_TABLE = pytest.StashKey[str]()
 
 
@@ -53,15 +54,29 @@ def regenerated():
 
 
 @pytest.fixture(scope="session")
-def stock_graded(source_nb, release_nb, solution_nb, entries):
-    """Stock ``nbgrader autograde``'s results for the source, the release and the corpus sample.
+def stock_golden():
+    """Stock nbgrader's recorded results (tests/golden.py): ``{key: StockResult}``.
 
-    One batch, graded two at a time (``STOCK_SAMPLE`` in tests/classes.py).
+    Keys: every corpus entry, ``SOURCE_KEY``, ``RELEASE_KEY`` and ``RUNAWAY_KEY``.
+    Fails (never skips) when the file is stale: `make golden` regenerates it.
     """
-    from .classes import STOCK_SAMPLE
+    try:
+        return golden.read(course.ASSIGNMENT)
+    except golden.Stale as why:
+        pytest.fail(str(why), pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def stock_graded(source_nb, release_nb, solution_nb, entries):
+    """Stock ``nbgrader autograde``'s live results for the source, the release and a few entries.
+
+    One batch, graded two at a time (``STOCK_LIVE`` in tests/classes.py): what
+    keeps the golden file honest.
+    """
+    from .classes import STOCK_LIVE
 
     built = corpus.build(entries, release_nb, solution_nb)
-    submissions = {name: built[name] for name in STOCK_SAMPLE}
+    submissions = {name: built[name] for name in STOCK_LIVE}
     submissions[SOURCE_KEY] = source_nb
     submissions[RELEASE_KEY] = release_nb
     return stock.autograde(submissions, jobs=2)
@@ -71,7 +86,8 @@ def stock_graded(source_nb, release_nb, solution_nb, entries):
 def graded_corpus(graded_class, release_nb, entries, request):
     """This grader's results for every corpus entry (from the hostile class's run).
 
-    Equal to stock nbgrader's on the sample compared in test_grader.py.
+    Equal to stock nbgrader's on every entry (test_grader.py compares them with
+    the golden file).
     """
     from .classes import corpus_results
 
@@ -83,7 +99,28 @@ def graded_corpus(graded_class, release_nb, entries, request):
 
 
 @pytest.fixture(scope="session")
-def graded_samples(tmp_path_factory):
+def course_template(tmp_path_factory):
+    """A scratch course (config, source, release) whose gradebook records the assignment.
+
+    Built once per session; tests take copies (``lab.copy_course``).
+    """
+    from autograder.pipeline.course import find_assignment
+    from autograder.pipeline.gradebook import ensure_gradebook
+    from autograder.tools.nbgrader_cli import scratch_course
+
+    template = scratch_course(course.ROOT, tmp_path_factory.mktemp("template") / "course", True)
+    ensure_gradebook(find_assignment(template))
+    return template
+
+
+@pytest.fixture
+def new_course(course_template, tmp_path):
+    """A fresh copy of the course template in ``tmp_path/course``, its gradebook built."""
+    return course.copy_course(course_template, tmp_path / "course")
+
+
+@pytest.fixture(scope="session")
+def graded_samples(tmp_path_factory, course_template):
     """The sample class, downloaded from Canvas and graded once in a scratch course.
 
     ``{"course", "out", "done", "lms_ids"}``: each student's notebook named as
@@ -92,10 +129,8 @@ def graded_samples(tmp_path_factory):
     """
     import shutil
 
-    from autograder.tools.nbgrader_cli import scratch_course
-
     base = tmp_path_factory.mktemp("samples")
-    course_dir = scratch_course(course.ROOT, base / "course", release=True)
+    course_dir = course.copy_course(course_template, base / "course")
     download, out = base / "canvas-download", base / "grades"
     download.mkdir()
     samples = course.ROOT / course.SAMPLE_CLASS
@@ -110,11 +145,11 @@ def graded_samples(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def graded_class(tmp_path_factory, release_nb, solution_nb):
+def graded_class(tmp_path_factory, course_template, release_nb, solution_nb):
     """The hostile class graded once (see tests/classes.py): rows, output, what changed."""
     from .classes import build_and_grade
 
-    return build_and_grade(tmp_path_factory, release_nb, solution_nb)
+    return build_and_grade(tmp_path_factory, course_template, release_nb, solution_nb)
 
 
 def pytest_terminal_summary(terminalreporter, config):

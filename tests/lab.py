@@ -3,6 +3,8 @@
 The engine in ``autograder/`` knows no lab; the tests of this lab do.
 """
 
+import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -32,3 +34,29 @@ def grade_command(submissions: Path, course_dir: Path, out: Path, *extra: str):
          "--out", str(out), "--jobs", "2", *extra],
         capture_output=True, text=True, timeout=900,
     )  # fmt: skip
+
+
+def interruptible(command: list[str], **popen: object) -> subprocess.Popen:
+    """Start ``command`` in its own session as a terminal starts it: Ctrl-C (SIGINT) live.
+
+    A command started in the background by a script (``make test &``, a CI
+    runner) inherits SIGINT ignored, and Python then never raises
+    KeyboardInterrupt; a test of what Ctrl-C does must not depend on how the
+    suite itself was started.
+    """
+    return subprocess.Popen(
+        command,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        **popen,  # type: ignore[arg-type]
+    )
+
+
+def copy_course(template: Path, into: Path) -> Path:
+    """A new course in ``into``: a copy of ``template`` (the ``course_template`` fixture).
+
+    The template's gradebook already records the assignment, so the first run
+    in the copy skips the seconds nbgrader takes to build one.
+    """
+    shutil.copytree(template, into, symlinks=True)
+    return into

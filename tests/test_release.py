@@ -8,7 +8,7 @@ import pytest
 from autograder.pipeline import notebook
 
 from . import lab as course
-from .conftest import RELEASE_KEY, SOURCE_KEY
+from .golden import RELEASE_KEY, SOURCE_KEY
 
 MARKERS = (
     "BEGIN SOLUTION",
@@ -95,6 +95,7 @@ def test_release_has_no_outputs(release_nb):
 
 
 @pytest.mark.slow
+@pytest.mark.stock
 def test_source_gets_full_marks(stock_graded):
     """Does the instructor's source, handed in as a submission, earn every autograded point?"""
     result = stock_graded[SOURCE_KEY]
@@ -103,6 +104,7 @@ def test_source_gets_full_marks(stock_graded):
 
 
 @pytest.mark.slow
+@pytest.mark.stock
 def test_untouched_release_gets_zero(stock_graded):
     """Does the untouched release earn no points at all?"""
     result = stock_graded[RELEASE_KEY]

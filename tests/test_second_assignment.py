@@ -22,7 +22,7 @@ from autograder.tools.nbgrader_cli import run_nbgrader
 
 from . import lab
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.stock]
 
 ID = "stats-1"
 DUE = "2026-03-01 12:00:00 UTC"

@@ -25,6 +25,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from nbconvert.preprocessors import CoalesceStreamsPreprocessor
+
 from ..pipeline import notebook
 from ..pipeline.course import ROOT, Assignment, find_assignment
 from . import self_check
@@ -40,9 +42,14 @@ def normalise_solution(nb: Any, source_nb: Any) -> Any:
 
     Keeps the source's notebook metadata (the kernelspec, not the Python
     version that happened to run it) and drops the solution markers, which
-    only mean something to nbgrader.
+    only mean something to nbgrader. Whatever depends on timing goes: a
+    cell's printed text arrives as one stream output or several, depending on
+    when the kernel flushed (on a busy machine, more often), so consecutive
+    streams are merged, as nbconvert's ``CoalesceStreamsPreprocessor`` does;
+    per-cell timings (``execution`` metadata) are dropped.
     """
     nb.metadata = source_nb.metadata
+    nb, _ = CoalesceStreamsPreprocessor().preprocess(nb, {})
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
         if notebook.is_answer(cell):

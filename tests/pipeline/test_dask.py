@@ -22,9 +22,9 @@ from autograder.sandbox.launcher import ZYGOTE
 
 from .. import hostile
 from .. import lab as course
-from ..classes import CORPUS_IDS
+from ..classes import CELL_TIMEOUT, CORPUS_IDS
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.cluster]
 
 DASK = str(Path(sys.executable).with_name("dask"))
 CORPUS_PART = 10  # corpus students graded through the cluster too
@@ -93,18 +93,13 @@ def _copy_students(graded_class, ids, into):
 def test_class_through_dask_equals_local(cluster, graded_class, tmp_path):
     """Hostile class and part of the corpus: the same rows as the local run, every column?"""
     corpus_part = sorted(CORPUS_IDS)[:: max(1, len(CORPUS_IDS) // CORPUS_PART)][:CORPUS_PART]
-    # The hostile class but for the cases that only hand in wrong answers (DO_NOTHING,
-    # INTEGRITY: graded as any answer is) and the baselines they are compared with.
-    answers_only = set(hostile.DO_NOTHING) | set(hostile.INTEGRITY)
-    hostile_class = [
-        s for s in graded_class["ids"]
-        if s not in CORPUS_IDS and "--" not in s and s not in answers_only
-    ]  # fmt: skip
+    # Every hostile case and the baselines some are compared with.
+    hostile_class = [s for s in graded_class["ids"] if s not in CORPUS_IDS]
     ids = hostile_class + corpus_part
     subs, out = tmp_path / "subs", tmp_path / "out"
     _copy_students(graded_class, ids, subs)
     done = course.grade_command(
-        subs, graded_class["course"], out, "--timeout", "3", "--dry-run",
+        subs, graded_class["course"], out, "--timeout", CELL_TIMEOUT, "--dry-run",
         "--scheduler", cluster["address"],
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
@@ -160,11 +155,11 @@ def test_ctrl_c_stops_the_cluster_too(cluster, graded_class, tmp_path):
     """Ctrl-C during a cluster run: out in seconds, the workers' student processes gone?"""
     subs, out = tmp_path / "subs", tmp_path / "out"
     _copy_students(graded_class, ["honest", "loop_at_top"], subs)
-    running = subprocess.Popen(
+    running = course.interruptible(
         [sys.executable, "-m", "autograder", "grade", str(subs), "--course",
          str(graded_class["course"]), "--out", str(out), "--timeout", "20", "--dry-run",
          "--scheduler", cluster["address"]],
-        start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     finished = out / ".state" / "honest.json"
     deadline = time.monotonic() + 120

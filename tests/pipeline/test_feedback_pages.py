@@ -11,7 +11,7 @@ from autograder.pipeline.course import ROOT
 from .. import browser
 from .. import lab as course
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 STUDENTS = sorted(p.name for p in (course.ROOT / course.SAMPLE_CLASS).iterdir())
 SUMMARY = """

@@ -15,7 +15,6 @@ import nbformat
 import pytest
 
 from autograder.pipeline import notebook, report
-from autograder.tools.nbgrader_cli import scratch_course
 
 from .. import lab
 
@@ -66,9 +65,9 @@ class Formgrader:
         self.process.wait(timeout=30)
 
 
-def test_manual_grade_round_trip(tmp_path, release_nb, solution_nb):
+def test_manual_grade_round_trip(new_course, tmp_path, release_nb, solution_nb):
     """Grade, list and grade by hand in formgrader, grade again: do CSV and page show it?"""
-    course_dir = scratch_course(lab.ROOT, tmp_path / "course", release=True)
+    course_dir = new_course
     subs, out = tmp_path / "subs", tmp_path / "grades"
     solved = notebook.fill(release_nb, notebook.answers(solution_nb))
     for student in ("ada", "ben"):

@@ -24,7 +24,8 @@ from autograder.sandbox.launcher import PROCESS_SLACK, ZYGOTE
 
 from .. import hostile
 from .. import lab as course
-from ..classes import CORPUS, CORPUS_IDS, STOCK_SAMPLE, corpus_results
+from ..classes import CORPUS, CORPUS_IDS, STOCK_LIVE, corpus_results
+from ..golden import RELEASE_KEY, SOURCE_KEY
 
 pytestmark = pytest.mark.slow
 
@@ -51,16 +52,29 @@ def test_csv_follows_the_contract(graded_class, source_nb):
     assert header == ["student_id", "score", "max_score", "status", *graded]
 
 
-@pytest.mark.parametrize(
-    "student_id", sorted(sid for sid, name in CORPUS_IDS.items() if name in STOCK_SAMPLE)
-)
-def test_scores_equal_stock_nbgrader(graded_class, stock_graded, student_id):
-    """Does every test cell get exactly the points (and message) stock nbgrader gives it?"""
-    row, stock = graded_class["rows"][student_id], stock_graded[CORPUS_IDS[student_id]]
+@pytest.mark.parametrize("student_id", sorted(CORPUS_IDS))
+def test_scores_equal_stock_nbgrader(graded_class, stock_golden, student_id):
+    """Does every test cell get exactly the points (and message) stock nbgrader gives it?
+
+    Stock's results on every corpus entry are the golden file's (`make golden`).
+    """
+    row, stock = graded_class["rows"][student_id], stock_golden[CORPUS_IDS[student_id]]
     assert row["status"] == "ok"
     ours = {test: float(row[test]) for test in stock.points}
     assert ours == stock.points
     assert corpus_results(graded_class)[CORPUS_IDS[student_id]].messages == stock.messages
+
+
+@pytest.mark.stock
+@pytest.mark.parametrize("key", [*STOCK_LIVE, SOURCE_KEY, RELEASE_KEY])
+def test_golden_file_is_what_stock_does(stock_graded, stock_golden, key):
+    """Does stock nbgrader, run live, still give exactly what the golden file recorded?"""
+    live, recorded = stock_graded[key], stock_golden[key]
+    assert (live.points, live.max_points, live.messages) == (
+        recorded.points,
+        recorded.max_points,
+        recorded.messages,
+    ), f"stock nbgrader no longer gives what tests/golden recorded for {key}: run `make golden`"
 
 
 def _score(row):
@@ -233,7 +247,8 @@ def test_rerun_skips_unchanged_and_regrades_changed(graded_class, tmp_path):
     assert _score(rows["victim"]) < _score(rows["honest"])
     forced = grade(subs, graded_class["course"], out, "--force")
     assert "2 to grade" in forced.stderr
-    # (other limits regrade too: test_runs.py's trial run, then the default run)
+    other_limits = grade(subs, graded_class["course"], out, "--timeout", "7")
+    assert "2 to grade, 0 unchanged" in other_limits.stderr  # graded with other limits before
 
 
 def _start_and_wait_for_first(graded_class, tmp_path):
@@ -246,8 +261,8 @@ def _start_and_wait_for_first(graded_class, tmp_path):
         sys.executable, "-m", "autograder", "grade", str(subs), "--course",
         str(graded_class["course"]), "--out", str(out), "--jobs", "1", "--timeout", "6",
     ]  # fmt: skip
-    running = subprocess.Popen(
-        command, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    running = course.interruptible(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     finished = out / ".state" / "honest.json"
     deadline = time.monotonic() + 120
@@ -340,6 +355,7 @@ def test_class_report_groups_the_wrong_axis(graded_class, source_nb):
     assert "what the class got wrong" in graded_class["done"].stdout
 
 
+@pytest.mark.browser
 def test_class_report_in_a_browser(graded_class):
     """Does the report open offline without scripts, its histogram drawn, nothing cut off?"""
     from .. import browser

@@ -16,7 +16,6 @@ from autograder.pipeline import report
 from autograder.sandbox import Limits, Sandbox
 from autograder.sandbox.launcher import ZYGOTE
 from autograder.sandbox.student import LAB
-from autograder.tools.nbgrader_cli import scratch_course
 
 from .. import hostile
 from .. import lab as course
@@ -25,10 +24,10 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def sandbox_class(tmp_path_factory, release_nb, solution_nb):
+def sandbox_class(tmp_path_factory, course_template, release_nb, solution_nb):
     """The sandbox cases graded in order by one worker, with a 512 MiB memory limit."""
     base = tmp_path_factory.mktemp("sandbox")
-    course_dir = scratch_course(course.ROOT, base / "course", release=True)
+    course_dir = course.copy_course(course_template, base / "course")
     context = {"course": course_dir, "out": base / "out", "submissions": base / "s", "port": 9}
     hostile.build_class(base / "s", release_nb, solution_nb, context, hostile.SANDBOX)
     done = course.grade_command(

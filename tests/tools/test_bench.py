@@ -13,7 +13,7 @@ import pytest
 from .. import hostile
 from .. import lab as course
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.stock]
 
 
 def _bench():

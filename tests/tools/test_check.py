@@ -58,6 +58,7 @@ def _student_folder(tmp_path, notebook_from):
 
 
 @pytest.mark.slow
+@pytest.mark.venv
 @pytest.mark.parametrize("student, status", [("ada", 0), ("dara", 1)], ids=["solved", "wrong-axis"])
 def test_self_check_with_only_the_release(student_python, tmp_path, student, status):
     """In a student's folder and environment, does self_check.py say the truth and exit right?"""

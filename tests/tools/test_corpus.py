@@ -4,8 +4,8 @@ Every correct style gets full marks; every mistake loses points in the tests of
 the answer that made it (and perhaps of answers that call it), nowhere else, and
 its messages name what went wrong. Graded by ``python -m autograder grade``
 (the hostile class's run), whose scores equal stock nbgrader's cell by cell on
-the sample tests/pipeline/test_grader.py compares; the README's table, made by
-stock nbgrader (``python -m autograder corpus --readme``), must match it too.
+every entry (tests/pipeline/test_grader.py compares them with the golden file);
+the README's table, made by stock nbgrader (``make golden``), must match it too.
 """
 
 import pytest
@@ -76,5 +76,5 @@ def test_readme_table_is_current(graded_corpus, entries, answer_ids):
     expected = corpus.table(entries, graded_corpus, answer_ids)
     readme = (course.ROOT / "README.md").read_text()
     assert corpus.table_in(readme) == expected, (
-        "README's table of caught mistakes is stale: run `python -m autograder corpus --readme`"
+        "README's table of caught mistakes is stale: run `make golden`"
     )

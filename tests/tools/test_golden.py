@@ -1,0 +1,59 @@
+"""Does the golden file of stock nbgrader's results refuse to be used when it is stale?"""
+
+import json
+import shutil
+
+import pytest
+
+from autograder.pipeline.course import find_assignment
+from autograder.tools.nbgrader_cli import scratch_course
+
+from .. import golden
+from .. import lab as course
+
+
+@pytest.fixture
+def copied(tmp_path):
+    """A copy of the course with its corpus and golden file: ``Assignment``."""
+    root = scratch_course(course.ROOT, tmp_path / "course", release=True)
+    shutil.copytree(course.ROOT / "solutions", root / "solutions")
+    shutil.copytree(course.ROOT / course.CORPUS, root / course.CORPUS)
+    target = golden.path(course.ASSIGNMENT)
+    (root / golden.FILE / course.ASSIGNMENT.id).mkdir(parents=True)
+    shutil.copy(target, root / target.relative_to(course.ROOT))
+    return find_assignment(root)
+
+
+def test_current_file_reads(copied):
+    """Does the committed file read, with every corpus entry, the source, release and runaway?"""
+    results = golden.read(copied)
+    entries = {f"{p.stem}/" for p in (copied.root / course.CORPUS).glob("*.toml")}
+    assert {golden.SOURCE_KEY, golden.RELEASE_KEY, golden.RUNAWAY_KEY} <= set(results)
+    assert sum(key.startswith(tuple(entries)) for key in results) == len(results) - 3 > 60
+
+
+def test_edited_corpus_entry_is_stale(copied):
+    """Does an edited corpus entry make the file stale, naming the entry and the command?"""
+    corpus_file = copied.root / course.CORPUS / "mistakes.toml"
+    text = corpus_file.read_text().replace("keepdims=True)", "keepdims=1)", 1)
+    corpus_file.write_text(text)
+    with pytest.raises(golden.Stale, match=r"stale: .*mistakes/.*make golden"):
+        golden.read(copied)
+
+
+def test_edited_source_is_stale(copied):
+    """Does an edited source or config (its hidden tests) make the file stale?"""
+    with open(copied.root / "course_config.py", "a") as handle:
+        handle.write("\nc.Execute.timeout = 31\n")
+    with pytest.raises(golden.Stale, match=r"source and config.*make golden"):
+        golden.read(copied)
+
+
+def test_other_nbgrader_version_is_stale(copied):
+    """Is a file made with another nbgrader stale?"""
+    path = golden.path(copied)
+    data = json.loads(path.read_text())
+    data["made_from"]["nbgrader"] = "0.0.1"
+    path.write_text(json.dumps(data))
+    with pytest.raises(golden.Stale, match=r"another nbgrader"):
+        golden.read(copied)
