@@ -27,9 +27,9 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	fi
 	touch $@
 
-## Grade the bundled sample class and print the results.
+## Grade the bundled sample class and print the results (a dry run: the gradebook keeps none of it).
 grade: setup
-	$(PY) -m autograder grade samples/class
+	$(PY) -m autograder grade samples/class --dry-run
 
 ## The whole suite as CI runs it (lint, types, tests, nbval); MARKS="not cluster" narrows it.
 test: setup
@@ -77,6 +77,6 @@ constraints: setup
 	{ sed -n '1,2p' constraints.txt; $(PY) -m pip freeze --exclude-editable; } > constraints.tmp
 	mv constraints.tmp constraints.txt
 
-## Remove the environment and everything grading wrote.
+## Remove the environment and the sample run's grades/ (never the gradebook or students' work).
 clean:
-	rm -rf $(VENV) grades autograded submitted feedback gradebook.db .gradebook.db.*
+	rm -rf $(VENV) grades

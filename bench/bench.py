@@ -42,7 +42,7 @@ import nbformat
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from autograder.pipeline import notebook, report  # noqa: E402
+from autograder.pipeline import notebook, results  # noqa: E402
 from autograder.pipeline.course import find_assignment  # noqa: E402
 from autograder.pipeline.errors import UserError  # noqa: E402
 from autograder.tools import corpus, stock  # noqa: E402
@@ -93,8 +93,8 @@ def mix_in_failures(files, count, context):
 def time_stock(submissions, assignment=None):
     """Seconds for one plain ``nbgrader autograde`` over the class, and its results."""
     start = time.perf_counter()
-    results = stock.autograde(submissions, jobs=1, assignment=assignment)
-    return time.perf_counter() - start, results
+    graded = stock.autograde(submissions, jobs=1, assignment=assignment)
+    return time.perf_counter() - start, graded
 
 
 def time_ours(files, jobs, scratch, assignment=None, *extra):
@@ -117,7 +117,7 @@ def time_ours(files, jobs, scratch, assignment=None, *extra):
     done = subprocess.run(command, check=True, capture_output=True, text=True, cwd=ROOT)
     seconds = time.perf_counter() - start
     (scratch / "grade.out").write_text(done.stdout)
-    return seconds, {r["student_id"]: r for r in report.read_csv(out / "grades.csv")}
+    return seconds, {r["student_id"]: r for r in results.read_csv(out / "grades.csv")}
 
 
 def differing(stock_results, rows, students):

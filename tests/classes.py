@@ -13,7 +13,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.pipeline import report
+from autograder.pipeline import results
 from autograder.tools import corpus
 
 from . import golden, hostile
@@ -40,11 +40,11 @@ def corpus_results(graded):
     cell), read from the run's saved rows.
     """
     from autograder.pipeline import notebook
-    from autograder.pipeline.grade import State
+    from autograder.pipeline.results import Store
     from autograder.tools.stock import StockResult
 
     tests = notebook.Columns({course.NOTEBOOK: notebook.read(course.ROOT / course.SOURCE)}).tests()
-    state = State(graded["out"])
+    state = Store(graded["out"])
     found = {}
     for student_id, name in CORPUS_IDS.items():
         row = state.load(student_id)["row"]
@@ -122,7 +122,7 @@ def build_and_grade(tmp_path_factory, template, release_nb, solution_nb):
         "course": {k: v for k, v in tree_hash(course_dir).items() if k.split("/")[0] in watched},
         "submissions": tree_hash(submissions),
     }
-    rows = {row["student_id"]: row for row in report.read_csv(out / "grades.csv")}
+    rows = {row["student_id"]: row for row in results.read_csv(out / "grades.csv")}
     return {
         "done": done, "rows": rows, "before": before, "after": after, "heard": listener.heard,
         "course": course_dir, "out": out, "submissions": submissions, "ids": ids,

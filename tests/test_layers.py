@@ -128,3 +128,39 @@ def test_nbgrader_internals_in_one_module():
         if reach in path.read_text() and name != "autograder.pipeline.internals"
     ]
     assert found == []
+
+
+# Modules outside pipeline/results/ that write files, and why what they write is
+# no grading result. Everything else that writes a file, a CSV or the gradebook
+# fails test_only_the_results_module_writes_results.
+WRITES_NO_RESULT = {
+    "autograder.pipeline.notebook": "nbformat.write: a notebook (the corpus, the sample class)",
+    "autograder.pipeline.internals": "nbgrader's own steps, run by results.Recorder alone",
+    "autograder.sandbox.launcher": "the sandbox's cgroup and process limits",
+    "autograder.sandbox.student": "the student's own process: its namespaces and helper files",
+    "autograder.tools.generate": "the release, solutions and sample class",
+    "autograder.tools.corpus": "README.md's table",
+    "autograder.tools.gradescope": "autograder.zip, and results.json from a run's outcome",
+    "autograder.tools.export": "the LMS's files, filled from the gradebook",
+}
+WRITERS = re.compile(
+    r"\.write_text\(|\.write_bytes\(|csv\.writer|open\([^)]*['\"][wa]b?['\"]|nbformat\.write\("
+    r"|update_or_create_|\.(manual_score|auto_score|late_submission_penalty)\s*=|(?<!results\.)Recorder\("
+)
+
+
+def test_only_the_results_module_writes_results():
+    """Does nothing outside pipeline/results/ write a grade, a page, the CSV or the state?
+
+    Every other module that writes a file says what and why in WRITES_NO_RESULT.
+    """
+    found = sorted(
+        name
+        for name, path in MODULES.items()
+        if not name.startswith("autograder.pipeline.results")
+        and name not in WRITES_NO_RESULT
+        and WRITERS.search(path.read_text())
+    )
+    assert found == []
+    unused = sorted(n for n in WRITES_NO_RESULT if not WRITERS.search(MODULES[n].read_text()))
+    assert unused == []  # the list says only what is true

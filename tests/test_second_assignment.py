@@ -16,7 +16,7 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from autograder.pipeline import notebook, report
+from autograder.pipeline import notebook, results
 from autograder.pipeline.course import find_assignment
 from autograder.tools.nbgrader_cli import run_nbgrader
 
@@ -174,7 +174,7 @@ def both(course, tmp_path_factory):
     return {
         "stock": gradebook_view(stock / "gradebook.db", students),
         "ours": gradebook_view(course.root / "gradebook.db", students),
-        "rows": {r["student_id"]: r for r in report.read_csv(out / "grades.csv")},
+        "rows": {r["student_id"]: r for r in results.read_csv(out / "grades.csv")},
         "out": out,
     }
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from . import notebook
 from .notebook import Columns
-from .report import Row
+from .results import Outcome
 
 FLAG_EASY = 0.95  # pass rate at or above: almost everyone passes
 FLAG_HARD = 0.05  # pass rate at or below: almost everyone fails
@@ -80,7 +80,7 @@ class Mistake:
 
 
 def group_mistakes(
-    rows: Sequence[Row], tests: dict[str, float], owners: dict[str, str]
+    rows: Sequence[Outcome], tests: dict[str, float], owners: dict[str, str]
 ) -> list[Mistake]:
     """The failing tests of ``rows`` grouped by answer and :func:`mistake_key`, largest first.
 
@@ -132,7 +132,7 @@ class CellStats:
 
 
 def stats_per_test(
-    rows: Sequence[Row], tests: dict[str, float], about: dict[str, tuple[str, bool]]
+    rows: Sequence[Outcome], tests: dict[str, float], about: dict[str, tuple[str, bool]]
 ) -> list[CellStats]:
     """Each test's pass rate and discrimination over ``rows``.
 
@@ -166,7 +166,7 @@ def stats_per_test(
 
 
 def stats_per_answer(
-    rows: Sequence[Row], groups: dict[str, list[str]], possible: dict[str, float]
+    rows: Sequence[Outcome], groups: dict[str, list[str]], possible: dict[str, float]
 ) -> list[tuple[str, float, float, float]]:
     """``(answer, mean points, points possible, share with full marks)`` per answer.
 
@@ -314,7 +314,7 @@ img { max-width: 100%; height: auto; }
 
 def render(
     title: str,
-    rows: Sequence[Row],
+    rows: Sequence[Outcome],
     columns: Columns,
     notebooks: dict[str, Any],
 ) -> str:

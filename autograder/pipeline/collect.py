@@ -493,4 +493,22 @@ def collect(
     if not os.access(where, os.R_OK | os.X_OK):
         raise UserError(f"cannot read the folder {where}")
     laid_out = from_nbgrader_layout(where, assignment)
-    return laid_out if laid_out else from_folder(where, assignment, pattern)
+    if laid_out:
+        return laid_out
+    _not_one_assignment_folder(where, assignment)
+    return from_folder(where, assignment, pattern)
+
+
+def _not_one_assignment_folder(where: Path, assignment: Assignment) -> None:
+    """UserError if ``where`` is one student's (or the release's) work, not a class.
+
+    ``grade release`` or ``grade SUBMISSIONS/ada`` would otherwise grade one
+    student named after the notebook.
+    """
+    own = where if where.name == assignment.id else where / assignment.id
+    if any((own / name).is_file() for name in assignment.notebooks):
+        raise UserError(
+            f"{where} holds one assignment folder ({own.name}/), not a class: give the folder "
+            f"that holds a folder per student, SUBMISSIONS/<student>/{assignment.id}/"
+            f"{assignment.notebooks[0]}, or a folder or .zip of LMS downloads"
+        )

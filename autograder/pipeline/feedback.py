@@ -75,7 +75,7 @@ class KnownGrades(NbGraderPreprocessor):
                 meta["points"] = possible[meta["grade_id"]]
         resources["nbgrader"]["score"] = sum(p for p in earned.values() if p is not None)
         resources["nbgrader"]["max_score"] = sum(possible.values())
-        resources["nbgrader"]["late_penalty"] = 0
+        resources["nbgrader"]["late_penalty"] = resources["nbgrader"].get("late_penalty", 0)
         return nb, resources
 
 
@@ -174,7 +174,7 @@ def _answer(
         "possible": columns.possible[column] if manual and column else 0.0,
         "state": "done",
         "manual": manual,
-        "comment": comments.get(column, "") if column else "",
+        "comment": comments.get(column or answer_id) or comments.get(answer_id, ""),
         "failing": [],
     }
 
@@ -242,28 +242,39 @@ class Renderer:
         points: dict[str, float | None],
         graded: Graded,
         comments: dict[str, str] | None = None,
+        late_penalty: float = 0.0,
     ) -> str:
         """The feedback page (HTML) for one student's executed notebooks.
 
         notebooks: ``{notebook file name: executed notebook, or None}``;
         points: ``{column: points}``, None for an answer a TA has not graded yet;
-        comments: ``{column: the TA's comment}``.
+        comments: ``{column or answer cell id: the TA's comment}``;
+        late_penalty: points taken off for a late submission (the total shown
+        is what is left, as in the gradebook).
         """
         nb = self.page(notebooks, columns)
         comments = comments or {}
         answers, cells = summary(notebooks, columns, points, comments, self.stubs)
         names = ", ".join(notebooks)
+        raw = sum(p for p in points.values() if p is not None)
         lab = {
             "title": f"{names}: feedback for {student_id}",
             "student": student_id,
-            "score": sum(p for p in points.values() if p is not None),
+            "score": max(0.0, raw - late_penalty),
+            "raw_score": raw,
+            "late_penalty": late_penalty,
             "max_score": sum(columns.possible.values()),
             "note": grading_note(graded.status, graded.detail),
             "answers": answers,
             "cells": cells,
         }
         resources = {
-            "nbgrader": {"student": student_id, "points": points, "comments": comments},
+            "nbgrader": {
+                "student": student_id,
+                "points": points,
+                "comments": comments,
+                "late_penalty": late_penalty,
+            },
             "lab": lab,
         }
         html, _ = self.exporter.from_notebook_node(nb, resources=resources)

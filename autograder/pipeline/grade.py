@@ -9,20 +9,22 @@ The stages, and where each runs:
    a Dask cluster's, :mod:`.executors`): read, inspect, sanitise, execute,
    score, render feedback (:mod:`.worker`);
 4. record (main, one student at a time, after that student's process is gone):
-   autograded notebooks, gradebook, feedback page, state (:mod:`.record`);
-5. report (main): ``grades.csv`` and the summary (:mod:`.report`).
+   autograded notebooks and gradebook, then what the gradebook holds read back
+   as the student's outcome, their feedback page and rerun state
+   (:mod:`.results`); students not regraded are read back too, so a TA's grade,
+   comment or a changed due date since the last run shows everywhere;
+5. report (main): ``grades.csv``, the class report and the summary, all from
+   the outcomes (:mod:`.results`, :mod:`.report`, :mod:`.class_report`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import shutil
 import signal
 import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,28 +37,15 @@ from . import (
     executors,
     feedback,
     notebook,
-    record,
     report,
+    results,
     worker,
 )
 from .collect import Submission
 from .course import Assignment, course_directory, find_assignment
 from .errors import Status, UserError
 from .gradebook import ensure_gradebook, sources_hash, stamp_path
-from .state import NOT_FINISHED, State, StoredRows
-
-
-@contextlib.contextmanager
-def exclusive(path: Path, what: str) -> Iterator[None]:
-    """Hold a lock on ``path`` for the block; a second run waits for it, and says so."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            print(f"waiting for another grading run on {what} to finish", file=sys.stderr)
-            fcntl.flock(handle, fcntl.LOCK_EX)
-        yield
+from .results import NOT_FINISHED, Outcome, Store, StoredRows
 
 
 def dry_run_gradebook(assignment: Assignment, into: Path) -> str:
@@ -81,14 +70,14 @@ def snapshot(db_url: str, into: Path) -> str:
     return f"sqlite:///{target}"
 
 
-def _row(result: worker.Result, columns: notebook.Columns) -> report.Row:
-    """The CSV row: a notebook that could not be graded scores 0 in every column."""
+def _graded(result: worker.Result, columns: notebook.Columns) -> Outcome:
+    """What the worker's grading alone says: a notebook not graded scores 0 in every column."""
     points: dict[str, float | None] = dict.fromkeys(columns.possible)
     for (name, _grade_id), column in columns.of.items():
         if result.notebooks.get(name) is None:
             points[column] = 0.0
     points.update(result.points)
-    return report.Row(
+    return Outcome(
         result.student_id,
         points,
         sum(columns.possible.values()),
@@ -100,10 +89,10 @@ def _row(result: worker.Result, columns: notebook.Columns) -> report.Row:
 
 def _pending(
     submissions: list[Submission],
-    state: State,
+    state: Store,
     force: bool,
     settings_key: str,
-    ledger: State | None,
+    ledger: Store | None,
 ) -> tuple[list[Submission], list[Submission]]:
     """``(submissions unchanged and graded with the same settings, submissions to grade)``.
 
@@ -159,10 +148,10 @@ def grade(
         raise UserError(f"--memory must be positive, not {memory}")
     out = Path(out).resolve()
     with contextlib.ExitStack() as locks:
-        locks.enter_context(exclusive(out / ".lock", str(out)))
+        locks.enter_context(results.exclusive(out / ".lock", str(out)))
         if not dry_run:
             locks.enter_context(
-                exclusive(chosen.root / ".grading.lock", f"the course {chosen.root}")
+                results.exclusive(chosen.root / ".grading.lock", f"the course {chosen.root}")
             )
         return _grade_locked(
             submissions,
@@ -198,8 +187,8 @@ def _grade_locked(
     if not found:
         raise UserError(f"no submission of {chosen.id} found in {submissions}")
     columns = notebook.Columns({n: notebook.read(chosen.source(n)) for n in chosen.notebooks})
-    state = State(out)
-    ledger = None if dry_run else State(chosen.root / ".autograder", chosen.id)
+    state = Store(out)
+    ledger = None if dry_run else Store(chosen.root / ".autograder", chosen.id)
     settings_key = f"{timeout:g}:{wall:g}:{memory}:{sandbox}"
     unchanged, todo = _pending(found, state, force, settings_key, ledger)
     print(
@@ -240,10 +229,11 @@ def _grade_locked(
             executors.close(executor)
     # Read back from disk one at a time, in student order: nothing of the class is held.
     ordered = StoredRows(state, [sub.student_id for sub in found])
-    report.write_csv(ordered, list(columns.possible), out / "grades.csv")
+    results.keep_only(out, {sub.student_id for sub in found})
+    results.write_csv(ordered, list(columns.possible), out / "grades.csv")
     sources = {n: notebook.read(chosen.source(n)) for n in chosen.notebooks}
     page = class_report.render(f"{chosen.id}: the class report", ordered, columns, sources)
-    record.write_atomic(out / "report.html", page)
+    results.write_report(out, page)
     print(report.table(ordered))
     print()
     print(report.summary(ordered, columns.tests()))
@@ -267,7 +257,7 @@ class Run:
         settings: worker.Settings,
         out: Path,
         scratch: Path,
-        state: State,
+        state: Store,
         columns: notebook.Columns,
         settings_key: str,
     ) -> None:
@@ -275,14 +265,14 @@ class Run:
         self.state, self.columns = state, columns
         self.recorded = 0  # students recorded in this run
         self.settings_key = settings_key
-        self.recorder: record.Recorder | None = None
+        self.recorder: results.Recorder | None = None
         self.renderer: feedback.Renderer | None = None
         self.warned = False
         self.peak = 0  # the largest worker's peak memory, KiB
         self.dry_run = False  # record into a scratch gradebook and ``out`` only
-        self.ledger: State | None = None  # what the course gradebook holds, per student
+        self.ledger: Store | None = None  # what the course gradebook holds, per student
 
-    def start_recording(self) -> record.Recorder:
+    def start_recording(self) -> results.Recorder:
         """Set up the gradebook (and the workers' copy of it) once."""
         if self.recorder is None:
             if self.dry_run:
@@ -291,72 +281,85 @@ class Run:
             else:
                 db_url, autograded = ensure_gradebook(self.assignment), None
             snapshot(db_url, self.scratch)
-            self.recorder = record.Recorder(self.assignment, db_url, self.out, autograded)
+            self.recorder = results.Recorder(self.assignment, db_url, self.out, autograded)
         return self.recorder
 
     def record_one(self, sub: Submission, result: worker.Result) -> None:
-        """Record one student's result: gradebook, files, CSV row, rerun state."""
+        """Record one student's grading: gradebook, outcome, page, rerun state."""
         if result.unprotected and not self.warned:
             self.warned = True
             _warn(result.unprotected)
-        if result.feedback is None:  # a result made here, not in a worker
-            if self.renderer is None:
-                self.renderer = feedback.Renderer(self.assignment)
-            result.feedback = self.renderer.render(
-                result.student_id, result.notebooks, self.columns, result.points, result
-            )
         recorder = self.start_recording()
         recorder.save(result, sub.timestamp, sub.files, sub.lms_id)
         self.peak = max(self.peak, result.peak_kib)
-        row = _row(result, self.columns)
-        self.add_manual(row, result.notebooks)
+        graded = _graded(result, self.columns)
+        outcome = self.publish(graded, result.notebooks, result.feedback)
         if result.status == Status.GRADER_ERROR:  # kept for this run's CSV; a rerun grades it
-            self.state.save(sub.student_id, NOT_FINISHED, row)
+            self.state.save(sub.student_id, NOT_FINISHED, outcome)
         else:
             key = f"{sub.sha256}:{self.settings_key}"
-            self.state.save(sub.student_id, key, row)
+            self.state.save(sub.student_id, key, outcome)
             if self.ledger is not None:
-                self.ledger.save(sub.student_id, key, row)
+                self.ledger.save(sub.student_id, key, outcome)
         self.recorded += 1
 
-    def add_manual(self, row: report.Row, notebooks: dict[str, Any] | None = None) -> bool:
-        """Put a TA's grades and comments from the gradebook into ``row`` and the page.
+    def publish(
+        self,
+        shown: Outcome,
+        notebooks: dict[str, Any] | None = None,
+        page: str | None = None,
+        written: bool = False,
+    ) -> Outcome:
+        """The student's outcome as the gradebook holds it, with a page that says so.
 
-        notebooks: the executed notebooks, if at hand (else read back from where
-        they were recorded). Returns whether anything changed.
+        shown: what ``page`` (the worker's rendering) says, or with ``written``,
+        what the page already in the output folder says; the page is rendered
+        again only where the gradebook says otherwise (a TA's grade or comment,
+        a late penalty). notebooks: the executed notebooks, if at hand (else
+        read back from where they were recorded).
         """
         recorder = self.start_recording()
-        student_id = row.student_id
-        points, comments = record.manual_grades(
-            recorder.gradebook, self.assignment, student_id, self.columns
-        )
-        wanted = {**row.points, **points}
-        if wanted == row.points and comments == row.comments:
-            return False
+        outcome = results.from_gradebook(recorder.gradebook, self.assignment, self.columns, shown)
+        if outcome == shown and page is not None:
+            results.write_page(self.out, shown.student_id, page)
+            return outcome
+        if outcome == shown and written and results.page_path(self.out, shown.student_id).exists():
+            return outcome
         if notebooks is None:
             notebooks = {}
             for name in self.assignment.notebooks:
-                path = recorder.autograded_path(student_id, name)
+                path = recorder.autograded_path(shown.student_id, name)
                 notebooks[name] = notebook.read(path) if path.exists() else None
-        row.points, row.comments = wanted, comments
         if self.renderer is None:
             self.renderer = feedback.Renderer(self.assignment)
-        page = self.renderer.render(student_id, notebooks, self.columns, wanted, row, comments)
-        record.write_atomic(self.out / "feedback" / f"{student_id}.html", page)
-        return True
+        html = self.renderer.render(
+            outcome.student_id,
+            notebooks,
+            self.columns,
+            outcome.points,
+            outcome,
+            outcome.comments,
+            outcome.late_penalty,
+        )
+        results.write_page(self.out, outcome.student_id, html)
+        return outcome
 
     def refresh_unchanged(self, skipped: list[Submission]) -> None:
-        """Bring rows of students not regraded up to date with a TA's grading since."""
+        """Bring students not regraded up to date with the gradebook: a TA's grading since,
+        a due date or penalty rule changed since."""
+        recorder = self.start_recording()
         for sub in skipped:
             saved = self.state.load(sub.student_id)  # _pending found it, with this key
             if saved is None:
                 continue
-            row = report.Row(**saved["row"])
-            if not self.add_manual(row):
+            before = Outcome(**saved["row"])
+            recorder.reassess_lateness(sub.student_id)
+            outcome = self.publish(before, written=True)
+            if outcome == before:
                 continue
-            self.state.save(sub.student_id, saved["sha256"], row)
+            self.state.save(sub.student_id, saved["sha256"], outcome)
             if self.ledger is not None:
-                self.ledger.save(sub.student_id, saved["sha256"], row)
+                self.ledger.save(sub.student_id, saved["sha256"], outcome)
 
     def grade_all(self, todo: list[Submission], executor: executors.Executor) -> None:
         """Grade ``todo`` with ``executor``, recording each result as it arrives."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from . import internals, record
+from . import internals, results
 from .course import CONFIG_FILES, Assignment, course_directory
 
 
@@ -34,10 +34,10 @@ def ensure_gradebook(assignment: Assignment, db_url: str | None = None) -> str:
     exchange = assignment.config.Exchange.get("root")
     if exchange and db_url == str(course_directory(assignment.root, assignment.config).db_url):
         Path(exchange).mkdir(parents=True, exist_ok=True)  # formgrader wants it to exist
-    if not (recorded and record.gradebook_has_assignment(db_url, assignment)):
+    if not (recorded and results.gradebook_has_assignment(db_url, assignment)):
         internals.record_assignment(coursedir, assignment.config)
         if stamp is not None:
-            record.write_atomic(stamp, current)
+            results.write_atomic(stamp, current)
     return db_url
 
 

@@ -309,6 +309,17 @@ def gradebook_step(cls: type, gradebook: Gradebook, config: Config) -> Preproces
     return cls(config=config)
 
 
+def late_penalty_step(steps: list[type], gradebook: Gradebook, config: Config) -> Any:
+    """The course's late-penalty step among the after-save ``steps``, through ``gradebook``.
+
+    None when the course assigns no late penalties.
+    """
+    for cls in steps:
+        if issubclass(cls, AssignLatePenalties):
+            return AssignLatePenaltiesTo(gradebook, config=config)
+    return None
+
+
 GRADES_FROM_GRADEBOOK = GetGrades
 
 

@@ -1,97 +1,34 @@
-"""What the TA gets: ``grades.csv`` and the summary printed at the end.
+"""What the TA reads in the terminal at the end of a run: the table and the summary.
 
-The CSV's columns are fixed by the course contract:
-``student_id,score,max_score,status`` and then one column per graded cell
-``grade_id`` holding that cell's points (empty when not graded yet, as for a
-manually graded answer before a TA has marked it).
+Both are views of the students' :class:`~.results.Outcome`, read back one at a
+time; ``grades.csv`` is written by :mod:`.results`.
 """
 
 from __future__ import annotations
 
-import csv
-import os
-import tempfile
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import Any
 
-HEADER = ("student_id", "score", "max_score", "status")
+from .results import Outcome
 
 
-@dataclass
-class Row:
-    """One student's line of ``grades.csv``.
+def table(rows: Iterable[Outcome]) -> str:
+    """A plain-text table, in the order given: one line per student, score and status.
 
-    points: ``{grade_id: points or None}``; None means not graded (yet).
-    status: ``ok``, or one word saying why grading was incomplete.
-    detail: a sentence for the TA and the feedback page when status is not ok.
+    The score is the total after any late penalty, which the status names.
     """
-
-    student_id: str
-    points: dict
-    max_score: float
-    status: str = "ok"
-    detail: str = ""
-    messages: dict = field(default_factory=dict)
-    comments: dict = field(default_factory=dict)  # a TA's comments on written answers
-
-    @property
-    def score(self) -> float:
-        """Points earned so far; ungraded cells count 0, as in nbgrader's gradebook."""
-        return sum(p for p in self.points.values() if p is not None)
-
-    def as_dict(self) -> dict[str, Any]:
-        """The row as plain data (what :class:`Row` takes back as keywords)."""
-        return asdict(self)
-
-
-def _number(value: float | None) -> str:
-    if value is None:
-        return ""
-    return f"{value:g}"
-
-
-def write_csv(rows: Iterable[Row], grade_ids: list[str], path: Path | str) -> None:
-    """Write ``rows``, in the order given, to ``path`` atomically (never half a file)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=".grades-", suffix=".csv")
-    with os.fdopen(handle, "w", newline="") as out:
-        writer = csv.writer(out)
-        writer.writerow([*HEADER, *grade_ids])
-        for row in rows:
-            writer.writerow(
-                [
-                    row.student_id,
-                    _number(row.score),
-                    _number(row.max_score),
-                    row.status,
-                    *(_number(row.points.get(g)) for g in grade_ids),
-                ]
-            )
-    os.replace(tmp, path)
-
-
-def read_csv(path: Path | str) -> list[dict[str, str]]:
-    """The rows of a ``grades.csv`` as dicts of strings."""
-    with open(path, newline="") as handle:
-        return list(csv.DictReader(handle))
-
-
-def table(rows: Iterable[Row]) -> str:
-    """A plain-text table, in the order given: one line per student, score and status."""
     lines = []
     for row in rows:
         score = f"{row.score:g} / {row.max_score:g}"
         status = row.status if row.status == "ok" else f"{row.status}: {row.detail}"
+        if row.late_penalty:
+            status += f" (late: {row.raw_score:g} less a penalty of {row.late_penalty:g})"
         lines.append((row.student_id, score, status))
     width = max([len("student")] + [len(student) for student, _, _ in lines])
     header = f"{'student':<{width}}  {'score':>11}  status"
     return "\n".join([header] + [f"{s:<{width}}  {c:>11}  {t}" for s, c, t in lines])
 
 
-def summary(rows: Iterable[Row], max_points: dict[str, float]) -> str:
+def summary(rows: Iterable[Outcome], max_points: dict[str, float]) -> str:
     """The closing summary: counts, mean score, statuses, most-failed tests (one pass).
 
     max_points: ``{grade_id: points}`` of the autograded test cells.

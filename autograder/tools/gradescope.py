@@ -40,7 +40,7 @@ from typing import Any
 from ..pipeline import grade as grading
 from ..pipeline import notebook
 from ..pipeline.course import CONFIG_FILES, Assignment, find_assignment
-from ..pipeline.state import NOT_FINISHED, State
+from ..pipeline.results import NOT_FINISHED, Store
 
 GRADESCOPE_ROOT = "/autograder"
 STUDENT = "student"  # the one student a Gradescope run grades
@@ -70,12 +70,14 @@ fi
 
 RUN_AUTOGRADER = """#!/usr/bin/env bash
 # Gradescope runs this for every submission; it writes results/results.json.
+# Gradescope unpacks autograder.zip into $ROOT/source/, copies this script to
+# $ROOT/run_autograder and runs it from $ROOT: the course is in source/course/.
 # GRADESCOPE_ROOT (default /autograder) and AUTOGRADER_PYTHON let a test run it elsewhere.
 ROOT="${GRADESCOPE_ROOT:-/autograder}"
-HERE="$(cd "$(dirname "$0")" && pwd)"
+COURSE="$ROOT/source/course"
 PYTHON="${AUTOGRADER_PYTHON:-/autograder/venv/bin/python}"
 mkdir -p "$ROOT/results"
-cd "$HERE/course" && "$PYTHON" -m autograder.tools.gradescope --root "$ROOT" --course "$HERE/course"
+cd "$COURSE" && "$PYTHON" -m autograder.tools.gradescope --root "$ROOT" --course "$COURSE"
 status=$?
 if [ ! -s "$ROOT/results/results.json" ]; then
     # The grader could not even start: still tell the student, and the instructor, why.
@@ -178,7 +180,10 @@ def _tests(
 
 
 def results_for(chosen: Assignment, row: dict[str, Any], log: str) -> dict[str, Any]:
-    """Gradescope's ``results.json`` for one graded row (a :class:`~..report.Row` as a dict)."""
+    """Gradescope's ``results.json`` for one graded outcome.
+
+    row: an :class:`~autograder.pipeline.results.Outcome`, as a dict.
+    """
     columns = notebook.Columns({n: notebook.read(chosen.source(n)) for n in chosen.notebooks})
     tests = _tests(chosen, row, columns)
     autograded = [t for t in tests if t["max_score"]]
@@ -258,7 +263,7 @@ def run(root: Path | str = GRADESCOPE_ROOT, course: Path | str | None = None) ->
                     shutil.copyfile(path, target)
                 with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
                     grading.grade(subs, course=chosen.root, out=out, jobs=1, dry_run=True)
-                saved = State(out).load(STUDENT)
+                saved = Store(out).load(STUDENT)
                 if saved is None or saved.get("sha256") == NOT_FINISHED:
                     results = failure("the grader gave no result; your instructor has been told.")
                 else:

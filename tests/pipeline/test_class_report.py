@@ -3,7 +3,7 @@
 import pytest
 
 from autograder.pipeline import class_report
-from autograder.pipeline.report import Row
+from autograder.pipeline.results import Outcome
 
 
 @pytest.mark.parametrize(
@@ -32,7 +32,7 @@ def test_mistake_key_leaves_out_the_particulars(message, key):
 
 
 def _row(student, points, messages=None):
-    return Row(student, points, 4.0, messages=messages or {})
+    return Outcome(student, points, 4.0, messages=messages or {})
 
 
 def test_same_mistake_in_two_tests_is_one_group_per_answer():

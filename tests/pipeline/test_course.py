@@ -45,6 +45,9 @@ def test_several_assignments_must_be_named(tmp_path):
     "argv, says",
     [
         (["grade", "no/such/folder"], "no such folder"),
+        (["grade", "release"], "holds one assignment folder (08-multi-head/), not a class"),
+        (["grade", "release/08-multi-head"], "not a class: give the folder"),
+        (["grade", "samples/class/ada"], "SUBMISSIONS/<student>/08-multi-head/"),
         (["grade", "samples/class", "--jobs", "0"], "--jobs must be positive"),
         (["grade", "samples/class", "--timeout", "-1"], "--timeout must be positive"),
         (["grade", "samples/class", "--memory", "0"], "--memory must be positive"),

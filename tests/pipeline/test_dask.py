@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.pipeline import report
+from autograder.pipeline import results
 from autograder.sandbox.launcher import ZYGOTE
 
 from .. import hostile
@@ -103,7 +103,7 @@ def test_class_through_dask_equals_local(cluster, graded_class, tmp_path):
         "--scheduler", cluster["address"],
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
-    rows = {r["student_id"]: r for r in report.read_csv(out / "grades.csv")}
+    rows = {r["student_id"]: r for r in results.read_csv(out / "grades.csv")}
     assert set(rows) == set(ids)
     local = graded_class["rows"]
     unchecked = {name for name, case in hostile.CASES.items() if case.status == "any"}
@@ -126,7 +126,7 @@ def test_a_dying_worker_is_retried_once(cluster, graded_class, tmp_path, faulty)
         subs, graded_class["course"], out, "--dry-run", "--scheduler", cluster["address"]
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    (row,) = report.read_csv(out / "grades.csv")
+    (row,) = results.read_csv(out / "grades.csv")
     if faulty == "die_once":  # the second worker grades it as a local run does
         honest = {k: v for k, v in graded_class["rows"]["honest"].items() if k != "student_id"}
         assert {k: v for k, v in row.items() if k != "student_id"} == honest

@@ -14,7 +14,7 @@ import urllib.request
 import nbformat
 import pytest
 
-from autograder.pipeline import notebook, report
+from autograder.pipeline import notebook, results
 
 from .. import lab
 
@@ -100,7 +100,7 @@ def test_manual_grade_round_trip(new_course, tmp_path, release_nb, solution_nb):
         server.stop()
     again = lab.grade_command(subs, course_dir, out)
     assert again.returncode == 0 and "0 to grade, 2 unchanged" in again.stderr
-    rows = {r["student_id"]: r for r in report.read_csv(out / "grades.csv")}
+    rows = {r["student_id"]: r for r in results.read_csv(out / "grades.csv")}
     assert rows["ada"]["why_not_average"] == "1.5" and float(rows["ada"]["score"]) == 40.5
     assert rows["ben"]["why_not_average"] == ""
     page = (out / "feedback" / "ada.html").read_text()

@@ -18,7 +18,7 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from autograder.pipeline import report
+from autograder.pipeline import results
 from autograder.sandbox import Limits
 from autograder.sandbox.launcher import PROCESS_SLACK, ZYGOTE
 
@@ -49,7 +49,8 @@ def test_csv_follows_the_contract(graded_class, source_nb):
         for c in source_nb.cells
         if c.metadata.get("nbgrader", {}).get("grade")
     ]
-    assert header == ["student_id", "score", "max_score", "status", *graded]
+    contract = ["student_id", "score", "max_score", "status", "raw_score", "late_penalty"]
+    assert header == [*contract, *graded]
 
 
 @pytest.mark.parametrize("student_id", sorted(CORPUS_IDS))
@@ -243,7 +244,7 @@ def test_rerun_skips_unchanged_and_regrades_changed(graded_class, tmp_path):
     changed.write_bytes(changed.read_bytes().replace(b"return 3 * n_heads", b"return 2 * n_heads"))
     third = grade(subs, graded_class["course"], out)
     assert "1 to grade, 1 unchanged" in third.stderr
-    rows = {r["student_id"]: r for r in report.read_csv(out / "grades.csv")}
+    rows = {r["student_id"]: r for r in results.read_csv(out / "grades.csv")}
     assert _score(rows["victim"]) < _score(rows["honest"])
     forced = grade(subs, graded_class["course"], out, "--force")
     assert "2 to grade" in forced.stderr
@@ -302,7 +303,7 @@ def test_interrupted_run_keeps_what_was_graded(graded_class, tmp_path, how):
         return  # what a rerun does after either is the same: checked once
     again = grade(subs, graded_class["course"], out, "--timeout", "6")  # the same limits
     assert again.returncode == 0 and "2 to grade, 1 unchanged" in again.stderr
-    rows = {r["student_id"]: r for r in report.read_csv(out / "grades.csv")}
+    rows = {r["student_id"]: r for r in results.read_csv(out / "grades.csv")}
     assert rows["loop_at_top"]["status"] == "timeout" and rows["victim"]["status"] == "ok"
 
 

@@ -10,8 +10,8 @@ in ``course_config.py``, and no ``--timeout``.
 
 import pytest
 
-from autograder.pipeline import report
-from autograder.pipeline.state import State
+from autograder.pipeline import results
+from autograder.pipeline.results import Store
 from autograder.tools.nbgrader_cli import scratch_course
 
 from .. import hostile, lab
@@ -31,15 +31,15 @@ def test_runaway_scores_as_stock(tmp_path, release_nb, solution_nb, stock_golden
     done = lab.grade_command(tmp_path / "subs", course_dir, tmp_path / "out", "--jobs", "1")
     assert done.returncode == 0, done.stderr
     expected = stock_golden[RUNAWAY_KEY].points
-    (row,) = report.read_csv(tmp_path / "out" / "grades.csv")
+    (row,) = results.read_csv(tmp_path / "out" / "grades.csv")
     assert {test: float(row[test]) for test in expected} == expected
     assert row["status"] == "timeout" and "test_concat_heads" in done.stdout
     # One timeout paid, where stock pays one in every cell that reaches the loop: the
     # run names the one cell that ran out of time at the course's limit...
-    detail = State(tmp_path / "out").load("runaway")["row"]["detail"]
+    detail = Store(tmp_path / "out").load("runaway")["row"]["detail"]
     assert detail == f"ran longer than {RUNAWAY_TIMEOUT} s and was interrupted: test_concat_heads"
     # ...and every later cell that reached the loop was refused at once, not waited on.
     refused = [t for t, m in stock_golden[RUNAWAY_KEY].messages.items() if t != "test_concat_heads"]
-    ours = State(tmp_path / "out").load("runaway")["row"]["messages"]
+    ours = Store(tmp_path / "out").load("runaway")["row"]["messages"]
     earlier = f"concat_heads ran past the {RUNAWAY_TIMEOUT} s limit in an earlier test"
     assert refused and all(earlier in ours[t] for t in refused), ours

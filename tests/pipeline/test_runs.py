@@ -6,6 +6,7 @@ command: trial runs with other limits, dry runs, and two runs at once.
 
 import html
 import re
+import shutil
 import subprocess
 import sys
 
@@ -13,7 +14,8 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from autograder.pipeline import notebook, report
+from autograder.pipeline import notebook, results
+from autograder.pipeline.course import tool_environment
 from autograder.tools.nbgrader_cli import scratch_course
 
 from .. import lab
@@ -44,7 +46,7 @@ def gradebook_scores(course_dir):
 
 
 def csv_scores(out):
-    return {r["student_id"]: float(r["score"]) for r in report.read_csv(out / "grades.csv")}
+    return {r["student_id"]: float(r["score"]) for r in results.read_csv(out / "grades.csv")}
 
 
 def test_trial_run_then_default_run_agree(small_class):
@@ -74,6 +76,19 @@ def test_dry_run_leaves_the_course_alone(small_class):
     assert (base / "dry" / "feedback" / "ben.html").exists()
     scores = csv_scores(base / "dry")
     assert scores["ada"] > scores["ben"]
+
+
+def test_the_output_folder_holds_one_class(small_class):
+    """Graded into a folder that held another class, are the other class's pages gone?"""
+    course_dir, subs, base = small_class
+    assert lab.grade_command(subs, course_dir, base / "out", "--dry-run").returncode == 0
+    other = base / "other"
+    (other / "cy").mkdir(parents=True)
+    shutil.copytree(subs / "ada" / lab.ASSIGNMENT.id, other / "cy" / lab.ASSIGNMENT.id)
+    assert lab.grade_command(other, course_dir, base / "out", "--dry-run").returncode == 0
+    assert sorted(p.name for p in (base / "out" / "feedback").iterdir()) == ["cy.html"]
+    assert sorted(p.name for p in (base / "out" / "autograded").iterdir()) == ["cy"]
+    assert list(csv_scores(base / "out")) == ["cy"]
 
 
 RACES = 2  # how many times the two runs race; raise it to hunt a flaky lock
@@ -117,7 +132,7 @@ def test_a_tas_grade_reaches_the_csv_and_the_page(small_class):
     assert not re.search(r"why_not_average.{0,300}0(\.0)? / 2", page, re.DOTALL)
     assert (
         csv_scores(out)["ada"] == 39
-        and report.read_csv(out / "grades.csv")[0]["why_not_average"] == ""
+        and results.read_csv(out / "grades.csv")[0]["why_not_average"] == ""
     )
     with Gradebook(f"sqlite:///{course_dir / 'gradebook.db'}") as gb:  # as formgrader does
         grade = gb.find_grade("why_not_average", "multi_head", lab.ASSIGNMENT.id, "ada")
@@ -127,10 +142,70 @@ def test_a_tas_grade_reaches_the_csv_and_the_page(small_class):
         gb.db.commit()
     again = lab.grade_command(subs, course_dir, out)
     assert "0 to grade, 2 unchanged" in again.stderr
-    rows = {r["student_id"]: r for r in report.read_csv(out / "grades.csv")}
+    rows = {r["student_id"]: r for r in results.read_csv(out / "grades.csv")}
     assert rows["ada"]["why_not_average"] == "1.5" and float(rows["ada"]["score"]) == 40.5
     page = (out / "feedback" / "ada.html").read_text()
     assert "forgets who said what" in page and "awaiting a TA" not in page
     assert "graded by a TA" in page and re.search(r"1\.5 / 2", page)
     assert "awaiting a TA" in (out / "feedback" / "ben.html").read_text()
     assert gradebook_scores(course_dir)["ada"] == 40.5
+
+
+def _nbgrader_export(course_dir):
+    """``{student: (raw_score, late_submission_penalty, score)}`` from stock ``nbgrader export``."""
+    done = subprocess.run(
+        [sys.executable, "-m", "nbgrader", "export", "--to", "export.csv"],
+        cwd=course_dir, capture_output=True, text=True, env=tool_environment(),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    keys = ("raw_score", "late_submission_penalty", "score")
+    rows = results.read_csv(course_dir / "export.csv")
+    return {r["student_id"]: tuple(float(r[k]) for k in keys) for r in rows}
+
+
+def test_what_a_ta_does_reaches_every_output(small_class):
+    """A TA's override, comments and a due date set after grading: CSV, page, terminal, export?
+
+    Each reaches every output on the next run, without --force, and every total
+    is the one ``nbgrader export`` computes from the same gradebook.
+    """
+    course_dir, subs, base = small_class
+    with open(course_dir / "course_config.py", "a") as handle:
+        handle.write('\nc.LateSubmissionPlugin.penalty_method = "zero"\n')
+    for student, day in (("ada", "2026-11-02"), ("ben", "2026-11-20")):
+        stamp = subs / student / lab.ASSIGNMENT.id / "timestamp.txt"
+        stamp.write_text(f"{day} 12:00:00.000000")
+    out = base / "grades"
+    first = lab.grade_command(subs, course_dir, out)
+    assert first.returncode == 0, first.stderr
+    before = {r["student_id"]: r for r in results.read_csv(out / "grades.csv")}
+    assert before["ben"]["test_count_params"] == "0" and before["ben"]["late_penalty"] == "0"
+    with Gradebook(f"sqlite:///{course_dir / 'gradebook.db'}") as gb:  # as formgrader does
+        override = gb.find_grade("test_count_params", "multi_head", lab.ASSIGNMENT.id, "ben")
+        full = float(override.max_score)
+        override.manual_score = full
+        remark = gb.find_comment("concat_heads", "multi_head", lab.ASSIGNMENT.id, "ada")
+        remark.manual_comment = "Neat: one call to np.concatenate."
+        gb.update_or_create_assignment(lab.ASSIGNMENT.id, duedate="2026-11-10 00:00:00")
+        gb.db.commit()
+    again = lab.grade_command(subs, course_dir, out)
+    assert again.returncode == 0 and "0 to grade, 2 unchanged" in again.stderr
+    rows = {r["student_id"]: r for r in results.read_csv(out / "grades.csv")}
+    # ben handed in late: penalty "zero" takes everything, raw_score keeps what he earned
+    ben, ada = rows["ben"], rows["ada"]
+    assert float(ben["test_count_params"]) == full
+    assert float(ben["raw_score"]) == float(before["ben"]["score"]) + full
+    assert float(ben["late_penalty"]) == float(ben["raw_score"]) and float(ben["score"]) == 0
+    assert float(ada["late_penalty"]) == 0 and float(ada["score"]) == float(ada["raw_score"]) == 39
+    exported = _nbgrader_export(course_dir)
+    for student, row in rows.items():
+        ours = tuple(float(row[k]) for k in ("raw_score", "late_penalty", "score"))
+        assert ours == exported[student], student
+    ben_page = html.unescape((out / "feedback" / "ben.html").read_text())
+    assert "Score: <b>0.0 / 41.0</b>" in ben_page
+    assert f"late submission penalty of {float(ben['raw_score'])}" in ben_page
+    assert "late: " in again.stdout and "less a penalty of" in again.stdout
+    ada_page = html.unescape((out / "feedback" / "ada.html").read_text())
+    summary = ada_page.split('id="summary"', 1)[1].split("</section>", 1)[0]
+    assert "Neat: one call to np.concatenate." in summary  # in the summary...
+    assert ada_page.count("Neat: one call to np.concatenate.") == 2  # ...and on its cell

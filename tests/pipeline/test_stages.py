@@ -10,7 +10,7 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from autograder.pipeline import feedback, grade, internals, record, report, score
+from autograder.pipeline import feedback, grade, internals, report, results, score
 from autograder.pipeline.course import find_assignment
 from autograder.pipeline.errors import Status
 from autograder.pipeline.notebook import Columns
@@ -74,12 +74,34 @@ def test_columns_qualify_only_shared_ids(executed):
 
 
 def test_report_writes_the_contract_csv(tmp_path):
-    """Does the CSV have the contract's header, points per column, empty for ungraded?"""
-    rows = [report.Row("ada", {"test_mean": 2.0, "why": None}, 5.0, "ok")]
-    report.write_csv(rows, ["test_mean", "why"], tmp_path / "grades.csv")
+    """Does the CSV have the contract's header, points per column, empty for ungraded?
+
+    score is what is left after the late penalty (as ``nbgrader export`` has it),
+    raw_score what the answers earned.
+    """
+    rows = [
+        results.Outcome("ada", {"test_mean": 2.0, "why": None}, 5.0, "ok"),
+        results.Outcome("bo", {"test_mean": 2.0, "why": 1.5}, 5.0, "ok", late_penalty=1.0),
+        results.Outcome("cy", {"test_mean": 1.0, "why": None}, 5.0, "ok", late_penalty=2.0),
+    ]
+    results.write_csv(rows, ["test_mean", "why"], tmp_path / "grades.csv")
     text = (tmp_path / "grades.csv").read_text().splitlines()
-    assert text == ["student_id,score,max_score,status,test_mean,why", "ada,2,5,ok,2,"]
-    assert "failed by 1 of 1" not in report.summary(rows, {"test_mean": 2.0})
+    assert text == [
+        "student_id,score,max_score,status,raw_score,late_penalty,test_mean,why",
+        "ada,2,5,ok,2,0,2,",
+        "bo,2.5,5,ok,3.5,1,2,1.5",
+        "cy,0,5,ok,1,2,1,",
+    ]
+    assert "failed by 1 of 1" not in report.summary(rows[:1], {"test_mean": 2.0})
+    assert "late: 3.5 less a penalty of 1" in report.table(rows)
+
+
+def test_csv_cells_are_never_formulas(tmp_path):
+    """Does an id a spreadsheet would run as a formula reach the CSV as plain text?"""
+    rows = [results.Outcome(sid, {}, 1.0) for sid in ('=HYPERLINK("x")', "+1", "-2", "@sum")]
+    results.write_csv(rows, [], tmp_path / "grades.csv")
+    ids = [row["student_id"] for row in results.read_csv(tmp_path / "grades.csv")]
+    assert all(i.startswith("'") for i in ids), ids
 
 
 def test_feedback_page_shows_scores_and_notes(executed):
@@ -110,8 +132,8 @@ def test_steps_come_from_nbgraders_configuration():
     assert "Execute" not in [s.__name__ for s in steps.after_execute]
 
 
-def test_record_writes_gradebook_and_page(tmp_path):
-    """Does recording put the scores in the gradebook and write the feedback page?"""
+def test_record_writes_gradebook(tmp_path):
+    """Does recording put the scores in the gradebook, nothing left to grade by hand?"""
     course_dir = tmp_path / "course"
     course_dir.mkdir()
     for name in lab.CONFIG_FILES:
@@ -119,12 +141,10 @@ def test_record_writes_gradebook_and_page(tmp_path):
     shutil.copytree(lab.ROOT / "source", course_dir / "source")
     assignment = find_assignment(course_dir)
     db_url = grade.ensure_gradebook(assignment)
-    recorder = record.Recorder(assignment, db_url, tmp_path / "out")
+    recorder = results.Recorder(assignment, db_url, tmp_path / "out")
     result = Result("ada", "x", Status.UNREADABLE, "the file is empty", {}, {}, {})
-    result.feedback = "<html>page</html>"
-    path = recorder.save(result)
+    recorder.save(result)
     recorder.close()
-    assert path.read_text() == "<html>page</html>"
     with Gradebook(db_url) as gb:
         (submission,) = gb.assignment_submissions(assignment.id)
         assert submission.student_id == "ada" and submission.score == 0

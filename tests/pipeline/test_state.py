@@ -6,12 +6,11 @@ import pytest
 
 from autograder.pipeline import grade
 from autograder.pipeline.collect import Submission
-from autograder.pipeline.report import Row
-from autograder.pipeline.state import NOT_FINISHED, State, StoredRows
+from autograder.pipeline.results import NOT_FINISHED, Outcome, Store, StoredRows
 
 
-def _row(student: str, points: float, status: str = "ok") -> Row:
-    return Row(student, {"test_a": points}, 2.0, status, messages={"test_a": "off by one"})
+def _row(student: str, points: float, status: str = "ok") -> Outcome:
+    return Outcome(student, {"test_a": points}, 2.0, status, messages={"test_a": "off by one"})
 
 
 def _submission(student: str, data: bytes) -> Submission:
@@ -20,7 +19,7 @@ def _submission(student: str, data: bytes) -> Submission:
 
 def test_stored_rows_read_from_disk_at_each_pass(tmp_path):
     """Is each pass a fresh read of the files (nothing kept), in the order given?"""
-    state = State(tmp_path)
+    state = Store(tmp_path)
     state.save("bo", "k", _row("bo", 1.0))
     state.save("al", "k", _row("al", 2.0))
     rows = StoredRows(state, ["bo", "al"])
@@ -32,14 +31,14 @@ def test_stored_rows_read_from_disk_at_each_pass(tmp_path):
 
 def test_a_lost_row_is_a_clear_error(tmp_path):
     """Does a state file gone missing say whose, rather than give a wrong CSV?"""
-    rows = StoredRows(State(tmp_path), ["cy"])
+    rows = StoredRows(Store(tmp_path), ["cy"])
     with pytest.raises(OSError, match="grading state of cy"):
         list(rows)
 
 
 def test_rerun_skips_only_finished_unchanged_students(tmp_path):
     """Is a grader error graded again, and a changed file too, but a finished one skipped?"""
-    state = State(tmp_path)
+    state = Store(tmp_path)
     done, failed, changed = (_submission(s, b"same") for s in ("al", "bo", "cy"))
     key = f"{done.sha256}:settings"
     state.save("al", key, _row("al", 2.0))

@@ -12,7 +12,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.pipeline import report
+from autograder.pipeline import results
 from autograder.sandbox import Limits, Sandbox
 from autograder.sandbox.launcher import ZYGOTE
 from autograder.sandbox.student import LAB
@@ -33,7 +33,7 @@ def sandbox_class(tmp_path_factory, course_template, release_nb, solution_nb):
     done = course.grade_command(
         base / "s", course_dir, base / "out", "--memory", "512", "--jobs", "1"
     )
-    rows = {row["student_id"]: row for row in report.read_csv(base / "out" / "grades.csv")}
+    rows = {row["student_id"]: row for row in results.read_csv(base / "out" / "grades.csv")}
     return {"done": done, "rows": rows, "course": course_dir}
 
 

@@ -1,9 +1,10 @@
 """Does autograder.zip grade a submission the way Gradescope runs it, results.json and all?
 
 The zip is unpacked into a temporary folder laid out like Gradescope's
-(``source/``, ``submission/``, ``results/``); ``run_autograder`` runs there
-with ``GRADESCOPE_ROOT`` pointing at it and this environment's Python in
-place of the one ``setup.sh`` installs.
+(``source/``, ``submission/``, ``results/``), and ``run_autograder`` is copied
+to its root and run from there, as Gradescope does, with ``GRADESCOPE_ROOT``
+pointing at it and this environment's Python in place of the one ``setup.sh``
+installs.
 """
 
 import json
@@ -15,7 +16,7 @@ import zipfile
 
 import pytest
 
-from autograder.pipeline import notebook, report
+from autograder.pipeline import notebook, results
 
 from .. import lab as course
 
@@ -40,16 +41,25 @@ def unpacked(tmp_path_factory):
     return base / "source", names
 
 
-def _run(source, tmp_path, files):
-    """Run run_autograder on ``files`` ({name: bytes}); the results.json it wrote."""
+def _gradescope_root(source, tmp_path):
+    """``tmp_path/autograder`` as Gradescope lays it out: source/, and run_autograder copied."""
     root = tmp_path / "autograder"
     (root / "submission").mkdir(parents=True)
+    shutil.copytree(source, root / "source", symlinks=True)
+    shutil.copy2(source / "run_autograder", root / "run_autograder")
+    return root
+
+
+def _run(source, tmp_path, files):
+    """Run run_autograder on ``files`` ({name: bytes}); the results.json it wrote."""
+    root = _gradescope_root(source, tmp_path)
     for name, data in files.items():
         (root / "submission" / name).write_bytes(data)
     env = {**os.environ, "GRADESCOPE_ROOT": str(root), "AUTOGRADER_PYTHON": sys.executable}
     done = subprocess.run(
-        [str(source / "run_autograder")], env=env, capture_output=True, text=True, timeout=300
-    )
+        [str(root / "run_autograder")], env=env, capture_output=True, text=True, timeout=300,
+        cwd=root,
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
     return json.loads((root / "results" / "results.json").read_text())
 
@@ -69,12 +79,12 @@ def test_results_follow_gradescope_format(unpacked, tmp_path, graded_samples, so
     """One test per graded cell, visible or after_published, scored as the batch grader scores?"""
     source, _ = unpacked
     dara = (course.ROOT / course.SAMPLE_CLASS / course.submission_path("dara")).read_bytes()
-    results = _run(source, tmp_path, {course.NOTEBOOK: dara})
-    row = {r["student_id"]: r for r in report.read_csv(graded_samples["out"] / "grades.csv")}[
+    found = _run(source, tmp_path, {course.NOTEBOOK: dara})
+    row = {r["student_id"]: r for r in results.read_csv(graded_samples["out"] / "grades.csv")}[
         "dara"
     ]
     graded = [c for c in source_nb.cells if notebook.is_graded(c)]
-    tests = {t["name"].split(":")[0]: t for t in results["tests"]}
+    tests = {t["name"].split(":")[0]: t for t in found["tests"]}
     for cell in graded:
         gid = notebook.grade_id(cell)
         test = tests[gid]
@@ -91,10 +101,10 @@ def test_results_follow_gradescope_format(unpacked, tmp_path, graded_samples, so
         tests["test_concat_heads"]["score"] == 0
         and "axis 0" in tests["test_concat_heads"]["output"]
     )
-    assert results["score"] == float(row["score"])
-    assert "test_concat_heads_axis" not in results["output"]  # hidden: not named before publishing
+    assert found["score"] == float(row["score"])
+    assert "test_concat_heads_axis" not in found["output"]  # hidden: not named before publishing
     log = tests["Grader log (instructors only)"]
-    assert log["visibility"] == "hidden" and results["stdout_visibility"] == "hidden"
+    assert log["visibility"] == "hidden" and found["stdout_visibility"] == "hidden"
 
 
 def test_results_written_whatever_is_handed_in(unpacked, tmp_path):
@@ -109,10 +119,11 @@ def test_results_written_whatever_is_handed_in(unpacked, tmp_path):
 def test_a_grader_that_cannot_start_still_writes_results(unpacked, tmp_path):
     """If Python itself is missing, does run_autograder still leave a results.json?"""
     source, _ = unpacked
-    root = tmp_path / "autograder"
-    (root / "submission").mkdir(parents=True)
+    root = _gradescope_root(source, tmp_path)
     env = {**os.environ, "GRADESCOPE_ROOT": str(root), "AUTOGRADER_PYTHON": "/nonexistent/python"}
-    subprocess.run([str(source / "run_autograder")], env=env, capture_output=True, timeout=60)
+    subprocess.run(
+        [str(root / "run_autograder")], env=env, capture_output=True, timeout=60, cwd=root
+    )
     results = json.loads((root / "results" / "results.json").read_text())
     assert results["score"] == 0 and "could not start" in results["output"]
     assert shutil.which("bash")

@@ -1,12 +1,12 @@
-"""Recording a graded submission: the only code that writes grading results.
+"""Recording a graded submission in the course: its notebooks and the gradebook.
 
 It runs in the main process, after the student's process is gone. For each
 student it writes every executed notebook where nbgrader keeps autograded work
 (``autograded/<student>/<assignment>/``), saves the scores into the course's
 gradebook with nbgrader's own steps from ``SaveAutoGrades`` on, as the course
 configures them (late penalties included), so formgrader shows them and the
-manual answers can be graded there, and writes the feedback page the worker
-rendered (:mod:`~autograder.pipeline.feedback`).
+manual answers can be graded there. What the gradebook then holds is read back
+as each student's :class:`~.outcome.Outcome`.
 """
 
 from __future__ import annotations
@@ -16,16 +16,16 @@ import tempfile
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 
-from . import internals
-from .course import Assignment
+from .. import internals
+from ..course import Assignment
 
 if TYPE_CHECKING:
-    from .worker import Result
+    from ..worker import Result
 
 
 def write_atomic(path: Path | str, data: str | bytes) -> None:
@@ -66,8 +66,8 @@ class Recorder:
         timestamp: datetime | None = None,
         submitted: Mapping[str, bytes] | None = None,
         lms_id: str = "",
-    ) -> Path:
-        """Record one graded submission; returns the feedback page's path.
+    ) -> None:
+        """Record one graded submission's notebooks and grades.
 
         timestamp: when it was handed in (None: not known), for late penalties.
         submitted: the files as handed in, kept where nbgrader keeps submissions
@@ -101,9 +101,24 @@ class Recorder:
                 nb = nbformat.from_dict(nb)
                 for step in self.after_save:
                     nb, resources = internals.gradebook_step(step, gb, self.config)(nb, resources)
-        path = self.out / "feedback" / f"{sid}.html"
-        write_atomic(path, result.feedback or "")
-        return path
+
+    def reassess_lateness(self, student_id: str) -> None:
+        """Assign the late penalty again, for a due date or penalty rule changed since.
+
+        nbgrader assigns it only when it saves grades; a student whose work did
+        not change is not saved again, so this runs the same step on its own.
+        """
+        a = self.assignment
+        step = internals.late_penalty_step(self.after_save, self.gradebook, self.config)
+        if step is None:
+            return
+        with internals.one_transaction(self.gradebook):
+            for name in a.notebooks:
+                try:
+                    self.gradebook.find_submission_notebook(Path(name).stem, a.id, student_id)
+                except MissingEntry:
+                    continue
+                step.preprocess(None, a.resources(student_id, name, self.db_url))
 
     def autograded_path(self, student_id: str, name: str) -> Path:
         """Where a student's graded notebook is written."""
@@ -117,29 +132,6 @@ class Recorder:
         for grade in submitted.grades:
             grade.auto_score = 0
             grade.needs_manual_grade = False
-
-
-def manual_grades(
-    gb: Gradebook, assignment: Assignment, student_id: str, columns: Any
-) -> tuple[dict[str, float | None], dict[str, str]]:
-    """What a TA gave by hand: ``({column: points or None}, {column: comment})``.
-
-    Points are None for an answer not graded by hand yet; only the cells no
-    test grades (the written answers) are read.
-    """
-    points: dict[str, float | None] = {}
-    comments: dict[str, str] = {}
-    grades, remarks = internals.submission_cells(gb, assignment.id, student_id)
-    manual = set(columns.possible) - set(columns.test_columns)
-    for (stem, cell), grade in grades.items():
-        column = columns.of.get((f"{stem}.ipynb", cell))
-        if column in manual:
-            points[column] = grade.manual_score
-    for (stem, cell), remark in remarks.items():
-        column = columns.of.get((f"{stem}.ipynb", cell))
-        if column in manual and remark.manual_comment:
-            comments[column] = remark.manual_comment
-    return points, comments
 
 
 def gradebook_has_assignment(db_url: str, assignment: Assignment) -> bool:

@@ -1,0 +1,133 @@
+"""One student's grading outcome, as the course gradebook holds it, and its CSV line.
+
+The worker's grading gives each test cell's points, the status and the
+messages; the gradebook adds what people decided since: a TA's grade for a
+written answer or over an autograded cell, comments on any cell, the late
+penalty nbgrader assigned. :func:`from_gradebook` reads all of it back, so
+every view (``grades.csv``, the pages, the report, the exports) shows the total
+``nbgrader export`` shows: ``score = max(0, raw_score - late_penalty)``.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import tempfile
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from nbgrader.api import Gradebook, MissingEntry
+
+from .. import internals
+from ..course import Assignment
+
+HEADER = ("student_id", "score", "max_score", "status", "raw_score", "late_penalty")
+
+
+@dataclass
+class Outcome:
+    """One student's grading: a line of ``grades.csv`` and what every page says.
+
+    points: ``{column: points}``, the gradebook's (a TA's grade over the
+    autograder's); None for an answer not graded yet. max_score: points possible.
+    status: ``ok``, or one word saying why grading was incomplete; detail: a
+    sentence for the TA and the page. messages: ``{column: "Error: message"}``
+    of failing tests. comments: ``{column or cell id: a TA's comment}``.
+    late_penalty: points nbgrader took off for lateness.
+    """
+
+    student_id: str
+    points: dict
+    max_score: float
+    status: str = "ok"
+    detail: str = ""
+    messages: dict = field(default_factory=dict)
+    comments: dict = field(default_factory=dict)
+    late_penalty: float = 0.0
+
+    @property
+    def raw_score(self) -> float:
+        """Points earned before any late penalty; ungraded cells count 0, as in nbgrader."""
+        return sum(p for p in self.points.values() if p is not None)
+
+    @property
+    def score(self) -> float:
+        """The total after the late penalty, as ``nbgrader export`` computes it."""
+        return max(0.0, self.raw_score - self.late_penalty)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The outcome as plain data (what :class:`Outcome` takes back as keywords)."""
+        return asdict(self)
+
+
+def from_gradebook(gb: Gradebook, assignment: Assignment, columns: Any, graded: Outcome) -> Outcome:
+    """``graded`` (the worker's grading) with the points, comments and penalty the gradebook holds.
+
+    columns: the assignment's :class:`~..notebook.Columns`. A student missing
+    from the gradebook keeps ``graded`` as it is.
+    """
+    try:
+        submission = gb.find_submission(assignment.id, graded.student_id)
+    except MissingEntry:
+        return graded
+    grades, remarks = internals.submission_cells(gb, assignment.id, graded.student_id)
+    points = dict(graded.points)
+    for (stem, cell), grade in grades.items():
+        column = columns.of.get((f"{stem}.ipynb", cell))
+        if column is None:
+            continue
+        if grade.manual_score is not None:
+            points[column] = float(grade.manual_score)
+        elif column in columns.test_columns and grade.auto_score is not None:
+            points[column] = float(grade.auto_score)
+        elif column not in columns.test_columns:
+            points[column] = None  # a written answer no TA has graded yet
+    comments = {}
+    for (stem, cell), remark in remarks.items():
+        if remark.manual_comment:
+            comments[columns.of.get((f"{stem}.ipynb", cell), cell)] = remark.manual_comment
+    penalty = float(submission.late_submission_penalty or 0.0)
+    return replace(graded, points=points, comments=comments, late_penalty=penalty)
+
+
+def _number(value: float | None) -> str:
+    return "" if value is None else f"{value:g}"
+
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def cell_text(text: str) -> str:
+    """``text`` as a CSV cell no spreadsheet runs as a formula (a leading ``'`` if needed)."""
+    return f"'{text}" if text.startswith(FORMULA_STARTS) else text
+
+
+def write_csv(outcomes: Iterable[Outcome], grade_ids: list[str], path: Path | str) -> None:
+    """Write ``grades.csv`` (the contract's header, then a column per graded cell), atomically."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=".grades-", suffix=".csv")
+    with os.fdopen(handle, "w", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow([*HEADER, *grade_ids])
+        for row in outcomes:
+            writer.writerow(
+                [
+                    cell_text(row.student_id),
+                    _number(row.score),
+                    _number(row.max_score),
+                    row.status,
+                    _number(row.raw_score),
+                    _number(row.late_penalty),
+                    *(_number(row.points.get(g)) for g in grade_ids),
+                ]
+            )
+    os.replace(tmp, path)
+
+
+def read_csv(path: Path | str) -> list[dict[str, str]]:
+    """The rows of a ``grades.csv`` as dicts of strings."""
+    with open(path, newline="") as handle:
+        return list(csv.DictReader(handle))

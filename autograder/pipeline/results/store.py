@@ -1,0 +1,147 @@
+"""What a grading run keeps on disk, per student: the rerun state, and the outcomes.
+
+``DIR/.state/<student>.json`` holds a student's :class:`~.outcome.Outcome`
+(points, status, messages, a TA's comments, the late penalty: what the
+gradebook held when it was last recorded) and the content it was graded from. A rerun
+skips a student whose content is unchanged. The end of a run reads the rows
+back one at a time (:class:`StoredRows`) for the CSV, the summary and the class
+report, so the main process keeps no student's row in memory: a row is about
+6 KB (3 MB for 500 students, 60 MB for 10,000), and kept rows were what made
+its memory grow with the class.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import shutil
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, overload
+
+from .outcome import Outcome
+from .recorder import write_atomic
+
+
+@contextlib.contextmanager
+def exclusive(path: Path, what: str) -> Iterator[None]:
+    """Hold a lock on ``path`` for the block; a second run waits for it, and says so."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"waiting for another grading run on {what} to finish", file=sys.stderr)
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+NOT_FINISHED = ""  # the content key of a row a rerun must grade again (a grader error)
+
+
+class Store:
+    """``DIR/<folder>/<student>.json``: each student's outcome and what it was graded from."""
+
+    def __init__(self, out: Path, folder: str = ".state") -> None:
+        self.folder = Path(out) / folder
+
+    def load(self, student_id: str) -> dict[str, Any] | None:
+        """What was saved for ``student_id`` (``{"sha256": key, "row": {...}}``), or None."""
+        path = self.folder / f"{student_id}.json"
+        try:
+            saved = json.loads(path.read_text())
+        except (OSError, ValueError):
+            return None
+        return saved if isinstance(saved, dict) else None
+
+    def row(self, student_id: str) -> Outcome | None:
+        """The row saved for ``student_id``, or None."""
+        saved = self.load(student_id)
+        try:
+            return Outcome(**saved["row"]) if saved else None
+        except (KeyError, TypeError):
+            return None
+
+    def save(self, student_id: str, sha256: str, row: Outcome) -> None:
+        """Keep a student's row; ``sha256``: the content and settings it was graded from
+        (:data:`NOT_FINISHED` for a row a rerun must not skip)."""
+        write_atomic(
+            self.folder / f"{student_id}.json",
+            json.dumps({"sha256": sha256, "row": row.as_dict()}, sort_keys=True),
+        )
+
+
+class StoredRows(Sequence[Outcome]):
+    """The rows of ``student_ids``, in that order, read from ``state`` when asked for.
+
+    Only the ids live in memory; each pass over the rows reads them from disk
+    one at a time.
+    """
+
+    def __init__(self, state: Store, student_ids: list[str]) -> None:
+        self.state, self.ids = state, student_ids
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @overload
+    def __getitem__(self, index: int) -> Outcome: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Outcome]: ...
+
+    def __getitem__(self, index: int | slice) -> Outcome | list[Outcome]:
+        if isinstance(index, slice):
+            return [self._load(i) for i in self.ids[index]]
+        return self._load(self.ids[index])
+
+    def __iter__(self) -> Iterator[Outcome]:
+        for student_id in self.ids:
+            yield self._load(student_id)
+
+    def _load(self, student_id: str) -> Outcome:
+        row = self.state.row(student_id)
+        if row is None:
+            raise OSError(f"the grading state of {student_id} in {self.state.folder} is gone")
+        return row
+
+
+def page_path(out: Path, student_id: str) -> Path:
+    """Where a student's feedback page goes in the output folder ``out``."""
+    return Path(out) / "feedback" / f"{student_id}.html"
+
+
+def write_page(out: Path, student_id: str, html: str) -> None:
+    """Write a student's feedback page into ``out/feedback/``."""
+    write_atomic(page_path(out, student_id), html)
+
+
+def write_report(out: Path, html: str) -> None:
+    """Write the class report, ``out/report.html``."""
+    write_atomic(Path(out) / "report.html", html)
+
+
+def keep_only(out: Path, student_ids: set[str]) -> list[str]:
+    """Remove the pages, saved outcomes and (dry runs') graded notebooks of students not in
+    ``student_ids``; their ids.
+
+    ``out`` holds exactly one class: grading another class into it leaves no
+    page of the first behind.
+    """
+    gone = set()
+    for folder, suffix in ((Path(out) / "feedback", ".html"), (Path(out) / ".state", ".json")):
+        if not folder.is_dir():
+            continue
+        for path in folder.glob(f"*{suffix}"):
+            if path.name.removesuffix(suffix) not in student_ids:
+                path.unlink()
+                gone.add(path.name.removesuffix(suffix))
+    graded = Path(out) / "autograded"
+    if graded.is_dir():
+        for folder in graded.iterdir():
+            if folder.is_dir() and not folder.is_symlink() and folder.name not in student_ids:
+                shutil.rmtree(folder)
+                gone.add(folder.name)
+    return sorted(gone)
