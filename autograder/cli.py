@@ -16,7 +16,7 @@ from typing import Any
 
 from .pipeline import grade
 from .pipeline.errors import UserError
-from .tools import check, corpus, export, generate, gradescope
+from .tools import check, corpus, export, generate, gradescope, self_check
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -38,10 +38,17 @@ def _grade_parser(commands: Any) -> None:
     _common(parser)
     parser.add_argument("--jobs", type=int, default=None, help="parallel workers (all cores)")
     parser.add_argument(
-        "--timeout", type=float, default=None, help="seconds per cell (default: course_config.py)"
+        "--timeout",
+        type=float,
+        default=None,
+        help="seconds per cell (default: c.Execute.timeout in course_config.py)",
     )
-    parser.add_argument("--wall", type=float, default=300, help="seconds per notebook (300)")
-    parser.add_argument("--memory", type=int, default=2048, help="MiB per submission (2048)")
+    parser.add_argument(
+        "--wall", type=float, default=grade.WALL, help=f"seconds per notebook ({grade.WALL:g})"
+    )
+    parser.add_argument(
+        "--memory", type=int, default=grade.MEMORY, help=f"MiB per submission ({grade.MEMORY})"
+    )
     parser.add_argument("--out", default="grades", help="where grades.csv and feedback/ go")
     parser.add_argument("--force", action="store_true", help="regrade unchanged submissions too")
     parser.add_argument(
@@ -77,7 +84,9 @@ def _export_parsers(commands: Any) -> None:
         description="Fill a gradebook exported from Canvas with this assignment's totals.",
     )
     to_canvas.add_argument("--template", required=True, help="the gradebook CSV Canvas exported")
-    to_canvas.add_argument("--column", help="the assignment's column (default: the one naming it)")
+    to_canvas.add_argument(
+        "--column", help="the assignment's column (default: the only one, or the one naming it)"
+    )
     to_canvas.add_argument("--out", default="grades/canvas.csv", help="the CSV to import")
     _common(to_canvas)
     to_canvas.set_defaults(run=export.canvas, positional=[], drop=["lms"])
@@ -89,6 +98,11 @@ def _export_parsers(commands: Any) -> None:
     to_moodle.add_argument("--worksheet", required=True, help="the worksheet Moodle exported")
     to_moodle.add_argument("--out", default="grades/moodle.csv", help="the CSV to upload")
     to_moodle.add_argument("--feedback", default="grades/feedback", help="the feedback pages")
+    to_moodle.add_argument(
+        "--match-names",
+        action="store_true",
+        help="also match rows by full name or e-mail (each such match is listed)",
+    )
     _common(to_moodle)
     to_moodle.set_defaults(run=export.moodle, positional=[], drop=["lms"])
 
@@ -108,7 +122,12 @@ def parser() -> argparse.ArgumentParser:
     )
     checking.add_argument("path", metavar="notebook", help="your notebook")
     _common(checking)
-    checking.add_argument("--timeout", type=float, default=60, help="seconds per cell (60)")
+    checking.add_argument(
+        "--timeout",
+        type=float,
+        default=self_check.TIMEOUT,
+        help=f"seconds per cell ({self_check.TIMEOUT:g})",
+    )
     checking.set_defaults(run=check.check, positional=["path"])
     table = commands.add_parser(
         "corpus", help="grade the answer corpus with stock nbgrader and print what it catches"

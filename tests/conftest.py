@@ -123,8 +123,10 @@ def new_course(course_template, tmp_path):
 def graded_samples(tmp_path_factory, course_template):
     """The sample class, downloaded from Canvas and graded once in a scratch course.
 
-    ``{"course", "out", "done", "lms_ids"}``: each student's notebook named as
-    Canvas names a download (``ada_1000_9000_multi_head.ipynb``: user id 1000).
+    ``{"course", "out", "done", "ids", "lms_ids"}``: each student's notebook named
+    as Canvas names a download (``ada_1000_9000_multi_head.ipynb``: user id 1000,
+    so the student id ``ada-1000``); ids: ``{sample name: student id}``;
+    lms_ids: ``{student id: Canvas user id}``.
     What the tests of feedback pages, the exports and Gradescope look at.
     """
     import shutil
@@ -134,14 +136,15 @@ def graded_samples(tmp_path_factory, course_template):
     download, out = base / "canvas-download", base / "grades"
     download.mkdir()
     samples = course.ROOT / course.SAMPLE_CLASS
-    lms_ids = {}
+    ids, lms_ids = {}, {}
     for number, student in enumerate(sorted(p.name for p in samples.iterdir())):
-        lms_ids[student] = str(1000 + number)
+        ids[student] = f"{student}-{1000 + number}"
+        lms_ids[ids[student]] = str(1000 + number)
         name = f"{student}_{1000 + number}_{9000 + number}_{course.NOTEBOOK}"
         shutil.copy(samples / course.submission_path(student), download / name)
     done = course.grade_command(download, course_dir, out)
     assert done.returncode == 0, done.stderr[-3000:]
-    return {"course": course_dir, "out": out, "done": done, "lms_ids": lms_ids}
+    return {"course": course_dir, "out": out, "done": done, "ids": ids, "lms_ids": lms_ids}
 
 
 @pytest.fixture(scope="session")

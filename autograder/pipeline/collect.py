@@ -6,13 +6,27 @@ Three shapes are understood:
 - a folder of files downloaded from an LMS;
 - a ``.zip`` of such files (read in memory, never extracted to disk).
 
-For LMS files the student id comes from the file name: Canvas
-(``doejane_LATE_1234_5678_hw1-1.ipynb``), Moodle
-(``Jane Doe_1234_assignsubmission_file_hw1.ipynb``, or a folder of that
-name), a custom ``--pattern`` with a ``(?P<student>...)`` group, or else the
-file's name itself. When an assignment has several notebooks, an LMS file
+Which shape a folder or archive is, is decided by its top level (below any
+single wrapping folder): LMS names there (Canvas files, Moodle participants)
+make it an LMS download, whatever a student's own folders hold inside;
+otherwise nbgrader's layout is looked for, its students at the shallowest depth
+where assignment folders appear, so a student's own subfolders are never more
+students. Every notebook found is graded or named in a warning.
+
+For LMS files the student id comes from the LMS's own key, so it is one per
+person and stable from run to run: the Canvas user id
+(``doejane_LATE_1234_5678_hw1-1.ipynb`` -> ``doejane-1234``), the Moodle
+participant number (``Jane Doe_1234_assignsubmission_file_hw1.ipynb``, or a
+folder of that name -> ``jane_doe-1234``; names in any script), a custom
+``--pattern`` with a ``(?P<student>...)`` group (and an optional ``(?P<lms>...)``
+key), or else the file's name itself. The readable name is kept beside the id
+(``Submission.name``). When an assignment has several notebooks, an LMS file
 belongs to the notebook whose name it contains. A student who submitted twice
-is graded on the newest file.
+is graded on the newest file, the other named in a warning.
+
+A student id is plain text, never a path, markup or a formula: letters and
+digits of any script and ``. _ - @ +``, starting with a letter or digit. A
+folder whose name is not such an id is named in a warning and not graded.
 
 Links are not followed out of the submissions folder: a link there (a TA's copy
 mistake, or a student's trick) could otherwise put the instructor's source
@@ -42,6 +56,7 @@ CANVAS = re.compile(
     re.IGNORECASE,
 )
 MOODLE = re.compile(r"^(?P<student>.+?)_(?P<lms>\d+)_assignsubmission_(?:file|onlinetext)_")
+PLAIN_ID = re.compile(r"^\w[\w.@+-]{0,99}$")  # \w: letters and digits of any script, and _
 
 
 @dataclass(frozen=True)
@@ -128,6 +143,7 @@ class Submission:
     unreadable: dict[str, str] = field(default_factory=dict)
     timestamp: datetime | None = None
     lms_id: str = ""  # the LMS's own id of the student (Canvas user id, Moodle participant)
+    name: str = ""  # the student's name as the LMS gave it, for people to read
 
     @property
     def sha256(self) -> str:
@@ -147,15 +163,31 @@ class Submission:
 
 
 def slug(text: str) -> str:
-    """A student id safe as a folder name: ``Jane Doe`` -> ``jane_doe``."""
-    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_") or "unknown"
+    """A student id safe as a folder name, in any script: ``Jane Doe`` -> ``jane_doe``."""
+    return re.sub(r"\W+", "_", text.casefold()).strip("_")[:80] or "unknown"
 
 
-def student_of(
-    name: str, stems: tuple[str, ...] = (), pattern: str | None = None
-) -> tuple[str, int]:
-    """``(student_id, version)`` from an LMS file or folder name.
+def plain_id(student_id: str) -> bool:
+    """Is ``student_id`` plain text: no path, markup or formula (see the module's docstring)?"""
+    return bool(PLAIN_ID.match(student_id))
 
+
+@dataclass(frozen=True)
+class Identity:
+    """Who an LMS file belongs to: the id, the LMS's key and the readable name."""
+
+    student_id: str
+    version: int = 0
+    lms_id: str = ""
+    name: str = ""
+
+
+def identify(name: str, stems: tuple[str, ...] = (), pattern: str | None = None) -> Identity:
+    """Who handed in the LMS file or folder ``name`` (a path relative to the download).
+
+    The participant folder (first part) speaks before the file name (last part),
+    and a Canvas name is read as Canvas's before Moodle's is tried, so a file
+    name a student chose cannot pass for another participant's.
     stems: the assignment's notebook names without ``.ipynb``, stripped from a
     plain file name (``ben_hw1.ipynb`` -> ``ben``).
     """
@@ -164,37 +196,51 @@ def student_of(
         if pattern:
             match = re.search(pattern, part)
             if match:
-                return slug(match.group("student")), 0
+                key = match.groupdict().get("lms") or ""
+                student = slug(match.group("student"))
+                return Identity(f"{student}-{key}" if key else student, 0, key, match["student"])
             continue
-        match = MOODLE.match(part)
-        if match:
-            return slug(match.group("student")), 0
         match = CANVAS.match(part)
         if match:
-            return slug(match.group("student")), int(match.group("version") or 0)
+            version = int(match.group("version") or 0)
+            key = match.group("lms")
+            return Identity(f"{slug(match['student'])}-{key}", version, key, match["student"])
+        match = MOODLE.match(part)
+        if match:
+            key = match.group("lms")
+            return Identity(f"{slug(match['student'])}-{key}", 0, key, match["student"])
     stem = Path(base[-1]).name.split(".")[0]
     for notebook in sorted(stems, key=len, reverse=True):
         stripped = re.sub(rf"[_-]?{re.escape(notebook)}$", "", stem)
         if stripped != stem:
-            return slug(stripped or stem), 0
-    return slug(stem), 0
+            return Identity(slug(stripped or stem))
+    return Identity(slug(stem))
+
+
+def student_of(
+    name: str, stems: tuple[str, ...] = (), pattern: str | None = None
+) -> tuple[str, int]:
+    """``(student_id, version)`` from an LMS file or folder name (:func:`identify`)."""
+    who = identify(name, stems, pattern)
+    return who.student_id, who.version
 
 
 def lms_id_of(name: str, pattern: str | None = None) -> str:
-    """The LMS's id of the student in a file or folder name, or "".
+    """The LMS's id of the student in a file or folder name, or "" (:func:`identify`).
 
     Canvas: the user id (``doejane_LATE_1234_5678_hw1-1.ipynb`` -> ``1234``);
     Moodle: the participant number (``Jane Doe_1234_assignsubmission_file_``);
     a ``--pattern`` may give one as a ``(?P<lms>...)`` group. The exports
     (``python -m autograder export``) match students by it.
     """
-    base = name.split("/")
-    for part in (base[0], base[-1]) if len(base) > 1 else (base[-1],):
-        for regex in ([re.compile(pattern)] if pattern else []) + [MOODLE, CANVAS]:
-            match = regex.search(part)
-            if match and "lms" in match.groupdict() and match.group("lms"):
-                return match.group("lms")
-    return ""
+    return identify(name, (), pattern).lms_id
+
+
+def lms_named(name: str, pattern: str | None = None) -> bool:
+    """Is ``name`` (one path part) an LMS's file or participant folder name?"""
+    if pattern and re.search(pattern, name):
+        return True
+    return bool(CANVAS.match(name) or MOODLE.match(name))
 
 
 def notebook_of(name: str, assignment: Assignment) -> str | None:
@@ -249,7 +295,9 @@ def _timestamp(folder: Path) -> datetime | None:
 def _assignment_folders(root: Path, assignment: Assignment) -> list[Path]:
     """Every ``<student>/<assignment id>`` folder below ``root``, at any depth.
 
-    Links to folders are not followed.
+    A student's own folders never hold more students: nothing below a folder
+    that holds an assignment folder is looked at. Links to folders are not
+    followed.
     """
     found = []
     for folder, dirs, _files in os.walk(root):
@@ -258,10 +306,37 @@ def _assignment_folders(root: Path, assignment: Assignment) -> list[Path]:
         for name in dirs:
             if (here / name).is_symlink():
                 _inside(here / name, root)  # os.walk does not follow it; say so if it leaves
-        if here.name == assignment.id and here != root:
-            found.append(here)
+        if assignment.id in dirs:
+            if here != root:
+                found.append(here / assignment.id)
             dirs[:] = []  # a student's own folders are not more students
     return found
+
+
+def _named_notebooks(root: Path, graded: set[Path]) -> None:
+    """Warn about every notebook below ``root`` that is not one of the ``graded`` files."""
+    for path in sorted(root.rglob("*.ipynb")):
+        relative = path.relative_to(root)
+        if any(p.startswith(".") or p == "__MACOSX" for p in relative.parts):
+            continue
+        if path not in graded and path.is_file():
+            print(
+                f"warning: skipped {relative}: not where nbgrader keeps a student's notebook "
+                "(<student>/<assignment>/<notebook>, beside the other students)",
+                file=sys.stderr,
+            )
+
+
+def _not_plain(student_id: str, where: str) -> bool:
+    """True (after a warning) if ``student_id`` is no plain id (:func:`plain_id`)."""
+    if plain_id(student_id):
+        return False
+    print(
+        f"warning: skipped {where}: {student_id!r} is not a student id (letters, digits and "
+        ". _ - @ +, starting with a letter or digit): rename the folder",
+        file=sys.stderr,
+    )
+    return True
 
 
 def from_nbgrader_layout(folder: Path, assignment: Assignment) -> list[Submission]:
@@ -270,10 +345,10 @@ def from_nbgrader_layout(folder: Path, assignment: Assignment) -> list[Submissio
     The student id is the name of the folder that holds the assignment folder.
     """
     root = Path(folder)
-    found = []
+    found, graded = [], set()
     for work in _assignment_folders(root, assignment):
         student = work.parent
-        if student == root:
+        if _not_plain(student.name, str(work.relative_to(root))):
             continue
         files = OnDisk()
         unreadable: dict[str, str] = {}
@@ -282,6 +357,7 @@ def from_nbgrader_layout(folder: Path, assignment: Assignment) -> list[Submissio
             path = work / notebook
             if not path.is_file():
                 continue
+            graded.add(path)
             if not _inside(path, root):
                 unreadable[notebook] = "it links outside the submissions folder: not read"
                 continue
@@ -298,6 +374,8 @@ def from_nbgrader_layout(folder: Path, assignment: Assignment) -> list[Submissio
         found.append(
             Submission(student.name, files, origin, modified, 0, unreadable, timestamp=stamp)
         )
+    if found:
+        _named_notebooks(root, graded)
     return _one_each(found)
 
 
@@ -326,16 +404,51 @@ class _File:
     version: int
     why: str
     lms_id: str = ""
+    name: str = ""
+
+
+def _warn_shared(files: list[_File]) -> None:
+    """Warn when two students share a name, or two claim one LMS id (both kept apart)."""
+    names: dict[str, set[str]] = {}
+    keys: dict[str, set[str]] = {}
+    for item in files:
+        if item.lms_id:
+            names.setdefault(slug(item.name or item.student_id), set()).add(item.student_id)
+            keys.setdefault(item.lms_id, set()).add(item.student_id)
+    for name, ids in sorted(names.items()):
+        if len(ids) > 1:
+            print(
+                f"warning: {len(ids)} students are called {name}: {', '.join(sorted(ids))}; "
+                "graded apart, each by the LMS's own id",
+                file=sys.stderr,
+            )
+    for key, ids in sorted(keys.items()):
+        if len(ids) > 1:
+            print(
+                f"warning: LMS id {key} is claimed by {', '.join(sorted(ids))}: check these "
+                "files; the exports write neither",
+                file=sys.stderr,
+            )
 
 
 def _combine(found: list[_File]) -> list[Submission]:
-    """One submission per student, each notebook the newest file (then the highest version)."""
+    """One submission per student, each notebook the newest file (then the highest version).
+
+    Older files, names two students share and LMS ids two students claim are
+    named in warnings: two people are never merged, nor one silently dropped.
+    """
     chosen: dict[tuple[str, str], _File] = {}
-    for item in found:
+    for item in sorted(found, key=lambda f: (f.modified, f.version)):
         key = (item.student_id, item.notebook)
-        best = chosen.get(key)
-        if best is None or (item.modified, item.version) > (best.modified, best.version):
-            chosen[key] = item
+        earlier = chosen.get(key)
+        if earlier is not None:
+            print(
+                f"warning: {item.student_id}: two files for {item.notebook}, {earlier.origin} "
+                f"and {item.origin}; grading the newer, {item.origin}",
+                file=sys.stderr,
+            )
+        chosen[key] = item
+    _warn_shared(list(chosen.values()))
     students: dict[str, Submission] = {}
     for (student_id, notebook), item in sorted(chosen.items()):
         sub = students.setdefault(
@@ -344,6 +457,7 @@ def _combine(found: list[_File]) -> list[Submission]:
         assert isinstance(sub.files, OnDisk)
         sub.files.take(notebook, item.data)
         sub.lms_id = sub.lms_id or item.lms_id
+        sub.name = sub.name or item.name
         if item.why:
             sub.unreadable[notebook] = item.why
         sub.modified = max(sub.modified, item.modified)
@@ -352,11 +466,8 @@ def _combine(found: list[_File]) -> list[Submission]:
 
 def _lms_file(
     name: str, assignment: Assignment, pattern: str | None
-) -> tuple[str, str, int] | None:
-    """``(student, notebook, version)`` for an LMS file, or None (with a warning) if none fits.
-
-    The student's LMS id, if the name has one, is :func:`lms_id_of`.
-    """
+) -> tuple[Identity, str] | None:
+    """``(who, notebook)`` for an LMS file, or None (with a warning) if none fits."""
     if not name.endswith(".ipynb"):
         print(f"warning: skipped {name}: not a notebook", file=sys.stderr)
         return None
@@ -365,8 +476,10 @@ def _lms_file(
         choices = ", ".join(assignment.notebooks)
         print(f"warning: skipped {name}: it names none of the notebooks {choices}", file=sys.stderr)
         return None
-    student, version = student_of(name, assignment.stems, pattern)
-    return student, notebook, version
+    who = identify(name, assignment.stems, pattern)
+    if _not_plain(who.student_id, name):
+        return None
+    return who, notebook
 
 
 def from_folder(
@@ -384,19 +497,20 @@ def from_folder(
         known = _lms_file(relative, assignment, pattern)
         if known is None:
             continue
-        student, notebook, version = known
+        who, notebook = known
         modified = datetime.fromtimestamp(path.stat().st_mtime)
         data, why = _read(path)
         found.append(
             _File(
-                student,
+                who.student_id,
                 notebook,
                 _one_file(notebook, FileRef(str(path)), data, why),
                 relative,
                 modified,
-                version,
+                who.version,
                 why,
-                lms_id_of(relative, pattern),
+                who.lms_id,
+                who.name,
             )
         )
     return _combine(found)
@@ -411,16 +525,54 @@ def from_zip(path: Path, assignment: Assignment, pattern: str | None = None) -> 
         raise UserError(f"cannot read the archive {path}: {error}") from None
 
 
+def _student_at(parts: tuple[str, ...], assignment_id: str) -> int | None:
+    """Where in a member's path its student folder is: above its first assignment folder."""
+    ids = [i for i, part in enumerate(parts[1:-1]) if part == assignment_id]
+    return ids[0] if ids else None
+
+
 def _zip_layout(archive: zipfile.ZipFile, assignment: Assignment) -> list[Submission]:
-    """Submissions in nbgrader's layout inside an archive: ``.../<student>/<id>/<notebook>``."""
+    """Submissions in nbgrader's layout inside an archive: ``.../<student>/<id>/<notebook>``.
+
+    At any depth, but a student's own folders never hold more students: the
+    student of a member is the folder above its first assignment folder, and no
+    student lives inside another's folder. Every other notebook of the archive
+    is named in a warning.
+    """
+    notebooks = [
+        info
+        for info in archive.infolist()
+        if not info.is_dir()
+        and info.filename.endswith(".ipynb")
+        and "__MACOSX" not in Path(info.filename).parts
+    ]
+    students = {
+        parts[: at + 1]
+        for parts in (Path(info.filename).parts for info in notebooks)
+        if (at := _student_at(parts, assignment.id)) is not None
+    }
+    if not students:
+        return []
     found: dict[tuple[str, str], Submission] = {}
-    for info in archive.infolist():
+    for info in notebooks:
         parts = Path(info.filename).parts
-        if info.is_dir() or len(parts) < 3 or "__MACOSX" in parts:
+        at = _student_at(parts, assignment.id)
+        if (
+            at is None
+            or len(parts) != at + 3
+            or any(parts[:j] in students for j in range(1, at + 1))
+        ):
+            print(
+                f"warning: skipped {info.filename}: not where nbgrader keeps a student's "
+                "notebook (<student>/<assignment>/<notebook>)",
+                file=sys.stderr,
+            )
             continue
-        if parts[-2] != assignment.id or parts[-1] not in assignment.notebooks:
+        if parts[-1] not in assignment.notebooks:
             continue
-        student, origin = parts[-3], "/".join(parts[:-1])
+        if _not_plain(parts[at], info.filename):
+            continue
+        student, origin = parts[at], "/".join(parts[:-1])
         data, why = b"", _too_large(info.file_size)
         if info.file_size <= MAX_FILE:
             with archive.open(info) as member:
@@ -443,9 +595,13 @@ def _zip_layout(archive: zipfile.ZipFile, assignment: Assignment) -> list[Submis
 def _from_archive(
     archive: zipfile.ZipFile, assignment: Assignment, pattern: str | None
 ) -> list[Submission]:
-    laid_out = _zip_layout(archive, assignment)
-    if laid_out:
-        return laid_out
+    names = [
+        i.filename for i in archive.infolist() if not i.is_dir() and "__MACOSX" not in i.filename
+    ]
+    if not _lms_download(names, pattern):
+        laid_out = _zip_layout(archive, assignment)
+        if laid_out:
+            return laid_out
     found = []
     for info in archive.infolist():
         name = info.filename
@@ -454,7 +610,7 @@ def _from_archive(
         known = _lms_file(name, assignment, pattern)
         if known is None:
             continue
-        student, notebook, version = known
+        who, notebook = known
         data, why = b"", _too_large(info.file_size)
         if info.file_size <= MAX_FILE:
             with archive.open(info) as member:
@@ -462,16 +618,17 @@ def _from_archive(
         stamp = datetime(*info.date_time)
         found.append(
             _File(
-                student,
+                who.student_id,
                 notebook,
                 _one_file(
                     notebook, FileRef(os.path.abspath(str(archive.filename)), name), data, why
                 ),
                 name,
                 stamp,
-                version,
+                who.version,
                 why,
-                lms_id_of(name, pattern),
+                who.lms_id,
+                who.name,
             )
         )
     return _combine(found)
@@ -492,11 +649,31 @@ def collect(
         return from_zip(where, assignment, pattern)
     if not os.access(where, os.R_OK | os.X_OK):
         raise UserError(f"cannot read the folder {where}")
-    laid_out = from_nbgrader_layout(where, assignment)
-    if laid_out:
-        return laid_out
+    listed = [
+        p.relative_to(where).as_posix() for p in where.rglob("*")
+        if p.is_file() and "__MACOSX" not in p.parts
+        and not any(s.startswith(".") for s in p.relative_to(where).parts)
+    ]  # fmt: skip
+    if not _lms_download(listed, pattern):
+        laid_out = from_nbgrader_layout(where, assignment)
+        if laid_out:
+            return laid_out
     _not_one_assignment_folder(where, assignment)
     return from_folder(where, assignment, pattern)
+
+
+def _lms_download(paths: list[str], pattern: str | None) -> bool:
+    """Do the top-level names of ``paths`` (below any single wrapping folder) come from an LMS?
+
+    Decided by the top level alone, so one student's folders inside a download
+    (nbgrader's layout in a Moodle participant's folder) cannot change it.
+    """
+    parts = [Path(p).parts for p in paths if p]
+    while parts and len({p[0] for p in parts}) == 1 and all(len(p) > 1 for p in parts):
+        if lms_named(parts[0][0], pattern):
+            break
+        parts = [p[1:] for p in parts]  # a single folder wrapping everything
+    return any(lms_named(p[0], pattern) for p in parts)
 
 
 def _not_one_assignment_folder(where: Path, assignment: Assignment) -> None:

@@ -25,9 +25,11 @@ import shutil
 import signal
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nbgrader.preprocessors import Execute
 from tqdm import tqdm
 
 from ..sandbox import Limits
@@ -112,6 +114,50 @@ def _pending(
     return unchanged, todo
 
 
+WALL = 300.0  # seconds per notebook, unless the run says otherwise
+MEMORY = 2048  # MiB per student's process, unless the run says otherwise
+
+
+@dataclass(frozen=True)
+class Request:
+    """One grading run, as asked for: what to grade, where, and within which limits.
+
+    submissions: a folder (nbgrader's layout or LMS files) or a ``.zip``;
+    out: the output folder (``grades.csv``, ``feedback/``, ``report.html``);
+    jobs: local worker processes; timeout: seconds per cell; wall: seconds per
+    notebook; memory: MiB per student's process; force: regrade students whose
+    files did not change; pattern: a regex naming students in LMS file names;
+    sandbox: run student code in bubblewrap; dry_run: grade into ``out`` only,
+    the course's gradebook and folders untouched; scheduler: a Dask
+    scheduler's address, whose workers grade instead of ``jobs`` local
+    processes (this process still records everything).
+    """
+
+    submissions: Path
+    assignment: Assignment
+    out: Path
+    jobs: int
+    timeout: float
+    wall: float = WALL
+    memory: int = MEMORY
+    force: bool = False
+    pattern: str | None = None
+    sandbox: bool = True
+    dry_run: bool = False
+    scheduler: str | None = None
+
+    @property
+    def settings_key(self) -> str:
+        """The limits a student was graded with: other limits grade them again."""
+        return f"{self.timeout:g}:{self.wall:g}:{self.memory}:{self.sandbox}"
+
+
+def course_timeout(assignment: Assignment) -> float:
+    """The course's seconds per cell: ``c.Execute.timeout``, else nbgrader's own default."""
+    configured = assignment.config.Execute.get("timeout")
+    return float(configured if configured is not None else Execute.timeout.default_value)
+
+
 def grade(
     submissions: Path | str,
     *,
@@ -119,8 +165,8 @@ def grade(
     course: Path | str | None = None,
     jobs: int | None = None,
     timeout: float | None = None,
-    wall: float = 300,
-    memory: int = 2048,
+    wall: float = WALL,
+    memory: int = MEMORY,
     out: Path | str = "grades",
     force: bool = False,
     pattern: str | None = None,
@@ -130,67 +176,79 @@ def grade(
 ) -> int:
     """Grade every submission at ``submissions``; the exit status (0: every student got a row).
 
-    timeout: seconds per cell (default: the course's ``Execute.timeout``);
-    wall: seconds per notebook; memory: MiB per student's process;
-    dry_run: grade into ``out`` only, the course's gradebook and folders untouched;
-    scheduler: a Dask scheduler's address, whose workers grade instead of ``jobs``
-    local processes (this process still records everything).
+    The options are :class:`Request`'s; jobs defaults to every core this
+    process may use, timeout to the course's (:func:`course_timeout`).
     Two runs at once on the same course (or the same ``out``) take turns.
     """
     chosen = find_assignment(course, assignment)
-    jobs = default_jobs() if jobs is None else jobs
-    if timeout is None:
-        timeout = float(chosen.config.Execute.get("timeout", 30))
-    for name, value in (("--jobs", jobs), ("--timeout", timeout), ("--wall", wall)):
+    request = Request(
+        Path(submissions),
+        chosen,
+        Path(out).resolve(),
+        default_jobs() if jobs is None else jobs,
+        course_timeout(chosen) if timeout is None else timeout,
+        wall,
+        memory,
+        force,
+        pattern,
+        sandbox,
+        dry_run,
+        scheduler,
+    )
+    for name in ("jobs", "timeout", "wall", "memory"):
+        value = getattr(request, name)
         if value <= 0:
-            raise UserError(f"{name} must be positive, not {value:g}")
-    if memory <= 0:
-        raise UserError(f"--memory must be positive, not {memory}")
-    out = Path(out).resolve()
+            raise UserError(f"--{name} must be positive, not {value:g}")
+    return run(request).status
+
+
+@dataclass(frozen=True)
+class ClassResult:
+    """What a grading run gave: its exit status and each student's outcome.
+
+    status: 0 when every student got a row, 130 when interrupted. The
+    outcomes stay on disk (:class:`~.results.Store`) and are read one at a
+    time when asked for.
+    """
+
+    status: int
+    out: Path
+    student_ids: tuple[str, ...]
+
+    def outcomes(self) -> StoredRows:
+        """Every student's outcome, in student order."""
+        return StoredRows(Store(self.out), list(self.student_ids))
+
+    def outcome(self, student_id: str) -> Outcome | None:
+        """One student's outcome; None if the run did not finish grading them."""
+        saved = Store(self.out).load(student_id)
+        if saved is None or saved.get("sha256") == NOT_FINISHED:
+            return None
+        return Outcome(**saved["row"])
+
+
+def run(request: Request) -> ClassResult:
+    """Carry out one grading run (see :func:`grade`)."""
+    chosen, out = request.assignment, request.out
     with contextlib.ExitStack() as locks:
         locks.enter_context(results.exclusive(out / ".lock", str(out)))
-        if not dry_run:
+        if not request.dry_run:
             locks.enter_context(
                 results.exclusive(chosen.root / ".grading.lock", f"the course {chosen.root}")
             )
-        return _grade_locked(
-            submissions,
-            chosen,
-            out,
-            jobs,
-            timeout,
-            wall,
-            memory,
-            force,
-            pattern,
-            sandbox,
-            dry_run,
-            scheduler,
-        )
+        return _run_locked(request)
 
 
-def _grade_locked(
-    submissions: Path | str,
-    chosen: Assignment,
-    out: Path,
-    jobs: int,
-    timeout: float,
-    wall: float,
-    memory: int,
-    force: bool,
-    pattern: str | None,
-    sandbox: bool,
-    dry_run: bool,
-    scheduler: str | None,
-) -> int:
-    found = collect.collect(submissions, chosen, pattern)
+def _run_locked(request: Request) -> ClassResult:
+    chosen, out, submissions = request.assignment, request.out, request.submissions
+    found = collect.collect(submissions, chosen, request.pattern)
     if not found:
         raise UserError(f"no submission of {chosen.id} found in {submissions}")
     columns = notebook.Columns({n: notebook.read(chosen.source(n)) for n in chosen.notebooks})
     state = Store(out)
-    ledger = None if dry_run else Store(chosen.root / ".autograder", chosen.id)
-    settings_key = f"{timeout:g}:{wall:g}:{memory}:{sandbox}"
-    unchanged, todo = _pending(found, state, force, settings_key, ledger)
+    ledger = None if request.dry_run else Store(chosen.root / ".autograder", chosen.id)
+    settings_key = request.settings_key
+    unchanged, todo = _pending(found, state, request.force, settings_key, ledger)
     print(
         f"{len(found)} submission(s): {len(todo)} to grade, "
         f"{len(found) - len(todo)} unchanged since the last run",
@@ -202,28 +260,27 @@ def _grade_locked(
             course_root=str(chosen.root),
             assignment_id=chosen.id,
             db_url=f"sqlite:///{Path(scratch) / 'gradebook.db'}",
-            cell_timeout=timeout,
-            wall_timeout=wall,
-            limits=Limits(memory=memory * 2**20),
-            use_bwrap=sandbox,
+            cell_timeout=request.timeout,
+            wall_timeout=request.wall,
+            limits=Limits(memory=request.memory * 2**20),
+            use_bwrap=request.sandbox,
         )
         # A scheduler's or a `timeout` command's SIGTERM stops grading as Ctrl-C does.
         previous = signal.signal(signal.SIGTERM, _interrupt)
-        run = Run(chosen, settings, out, Path(scratch), state, columns, settings_key)
-        run.dry_run, run.ledger = dry_run, ledger
-        executor = executors.make(settings, jobs, scheduler, sources_hash(chosen))
+        recording = Run(chosen, settings, out, Path(scratch), state, columns, settings_key)
+        recording.dry_run, recording.ledger = request.dry_run, ledger
+        executor = executors.make(settings, request.jobs, request.scheduler, sources_hash(chosen))
         try:
-            run.grade_all(todo, executor)
-            run.refresh_unchanged(unchanged)
-            run.close()
+            recording.grade_all(todo, executor)
+            recording.refresh_unchanged(unchanged)
+            recording.close()
         except KeyboardInterrupt:
             print(
-                f"\ninterrupted: {len(unchanged) + run.recorded} of {len(found)} submission(s) "
-                "graded and kept; "
-                "run the same command again to grade the rest",
+                f"\ninterrupted: {len(unchanged) + recording.recorded} of {len(found)} "
+                "submission(s) graded and kept; run the same command again to grade the rest",
                 file=sys.stderr,
             )
-            return 130
+            return ClassResult(130, out, tuple(sub.student_id for sub in found))
         finally:
             signal.signal(signal.SIGTERM, previous)
             executors.close(executor)
@@ -238,10 +295,11 @@ def _grade_locked(
     print()
     print(report.summary(ordered, columns.tests()))
     main_kib = worker.peak_memory_kib()
-    print(f"grader peak memory: main {main_kib // 1024} MiB, largest worker {run.peak // 1024} MiB")
+    worker_mib = recording.peak // 1024
+    print(f"grader peak memory: main {main_kib // 1024} MiB, largest worker {worker_mib} MiB")
     print(f"\nwrote {out / 'grades.csv'} and {len(ordered)} feedback page(s) in {out / 'feedback'}")
     print(f"what the class got wrong: {out / 'report.html'}")
-    return 0
+    return ClassResult(0, out, tuple(sub.student_id for sub in found))
 
 
 def _interrupt(signum: int, frame: Any) -> None:
@@ -290,7 +348,7 @@ class Run:
             self.warned = True
             _warn(result.unprotected)
         recorder = self.start_recording()
-        recorder.save(result, sub.timestamp, sub.files, sub.lms_id)
+        recorder.save(result, sub.timestamp, sub.files, sub.lms_id, sub.name)
         self.peak = max(self.peak, result.peak_kib)
         graded = _graded(result, self.columns)
         outcome = self.publish(graded, result.notebooks, result.feedback)

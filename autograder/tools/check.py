@@ -23,7 +23,7 @@ def check(
     *,
     assignment: str | None = None,
     course: Path | str | None = None,
-    timeout: float = 60,
+    timeout: float = self_check.TIMEOUT,
 ) -> int:
     """Check one notebook; exit status 0 only when everything is done and passing."""
     chosen = find_assignment(course, assignment)

@@ -7,18 +7,22 @@ the one column that holds this assignment's grades:
   Section``, one column per assignment titled ``Name (id)``, a ``Points
   Possible`` row). Students are matched by Canvas user id (the ``ID`` column;
   the grader keeps it from Canvas's submission file names), else by ``SIS Login
-  ID``, else by ``SIS User ID``, against the course's student ids.
+  ID``, else by ``SIS User ID``, against the course's student ids (a class
+  collected through nbgrader's exchange is known by login).
 - **Moodle**: the offline grading worksheet (``Identifier`` "Participant N",
   ``Full name``, ``Email address``, ``Status``, ``Grade``, ``Maximum Grade``,
   ..., ``Feedback comments``), matched by participant number (kept from
-  Moodle's submission folder names), else by full name, else by e-mail; plus a
-  zip of the feedback pages in the layout Moodle's "Upload multiple feedback
-  files in a zip" expects.
+  Moodle's submission folder names); by full name or e-mail only when asked
+  (``--match-names``), each such match named; plus a zip of the feedback pages
+  in the layout Moodle's "Upload multiple feedback files in a zip" expects.
 
 Totals come from the course's nbgrader gradebook (what formgrader shows: a
-TA's manual points included, a late penalty taken off). Every student of the
-file without a graded submission keeps an empty cell, and every graded student
-the file does not list is named: nothing is dropped silently.
+TA's manual points included, a late penalty taken off), scaled to the LMS's
+maximum when the file states one (Canvas's ``Points Possible``, Moodle's
+``Maximum Grade``). Every student of the file without a graded submission
+keeps an empty cell, every graded student the file does not list is named, and
+an LMS id two students claim is written for neither: nothing is dropped or
+overwritten silently.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import io
 import re
 import sys
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
@@ -46,6 +50,12 @@ class Total:
     score: float
     max_score: float
     lms_id: str  # the student's id in the LMS ("" when not known)
+    name: str = ""  # as the LMS gave it, kept in the gradebook
+
+    def names(self) -> set[str]:
+        """How a person might name this student: the LMS's name, the id without its key."""
+        bare = self.student_id.removesuffix(f"-{self.lms_id}") if self.lms_id else self.student_id
+        return {slug(n) for n in (self.name, bare) if n}
 
 
 def totals_in(gb: Gradebook, assignment_id: str) -> dict[str, Total]:
@@ -57,8 +67,10 @@ def totals_in(gb: Gradebook, assignment_id: str) -> dict[str, Total]:
     found = {}
     for sub in submissions:
         score = max(0.0, float(sub.score) - float(sub.late_submission_penalty or 0))
-        found[sub.student.id] = Total(
-            sub.student.id, score, float(sub.max_score), sub.student.lms_user_id or ""
+        student = sub.student
+        name = " ".join(filter(None, (student.first_name, student.last_name)))
+        found[student.id] = Total(
+            student.id, score, float(sub.max_score), student.lms_user_id or "", name
         )
     if not found:
         raise UserError(f"the gradebook has no grades for {assignment_id} yet")
@@ -76,7 +88,44 @@ def totals(assignment: Assignment) -> dict[str, Total]:
 
 
 def _number(value: float) -> str:
-    return f"{value:g}"
+    return f"{round(value, 2):g}"
+
+
+def by_lms_id(grades: dict[str, Total]) -> tuple[dict[str, Total], list[str]]:
+    """``({LMS id: Total}, notes)``: an LMS id two students claim belongs to neither."""
+    claims: dict[str, list[Total]] = {}
+    for total in grades.values():
+        if total.lms_id:
+            claims.setdefault(total.lms_id, []).append(total)
+    found, notes = {}, []
+    for lms_id, claimed in sorted(claims.items()):
+        if len(claimed) == 1:
+            found[lms_id] = claimed[0]
+        else:
+            names = " and ".join(sorted(t.student_id for t in claimed))
+            notes.append(f"LMS id {lms_id} is claimed by {names}: written for neither; check")
+    return found, notes
+
+
+def lms_maximum(text: str, where: str) -> float | None:
+    """The maximum an LMS file states (``"100.00"``), None when empty; UserError if unreadable."""
+    text = text.strip().replace(",", "")
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise UserError(f"cannot read the maximum grade {text!r} in {where}") from None
+    if value <= 0:
+        raise UserError(f"the maximum grade in {where} is {text}, not a positive number")
+    return value
+
+
+def scaled(total: Total, maximum: float | None) -> float:
+    """``total``'s score on the LMS's scale (its own when the LMS states none)."""
+    if maximum is None or total.max_score <= 0:
+        return total.score
+    return total.score * maximum / total.max_score
 
 
 def _read_csv(path: Path, what: str) -> tuple[list[str], list[list[str]]]:
@@ -101,15 +150,25 @@ def _write_csv(path: Path, header: list[str], rows: list[list[str]]) -> None:
 
 @dataclass
 class Filled:
-    """What an export did: students filled, listed without a grade, graded but not listed."""
+    """What an export did: students filled, listed without a grade, graded but not listed.
+
+    scaled: ``(our maximum, the LMS's)`` when totals were scaled; notes: lines
+    for the TA (matches by name, ids claimed twice).
+    """
 
     filled: list[str]
     without_grade: list[str]
     unmatched: list[str]
+    scaled: tuple[float, float] | None = None
+    notes: list[str] = field(default_factory=list)
 
     def summary(self, path: Path) -> str:
         """Lines for the terminal, ending with where the file is."""
         lines = [f"{len(self.filled)} student(s) filled in"]
+        if self.scaled:
+            ours, theirs = self.scaled
+            lines.append(f"totals scaled from {ours:g} points to the LMS's {theirs:g}")
+        lines += self.notes
         if self.without_grade:
             lines.append(
                 f"{len(self.without_grade)} student(s) of the file have no graded submission "
@@ -129,19 +188,30 @@ class Filled:
 CANVAS_FIXED = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 
 
-def canvas_column(header: list[str], assignment_id: str, column: str | None) -> int:
-    """The index of the assignment's column: ``column`` if given, else the one naming the id."""
+CANVAS_TOTALS = re.compile(r"\b(current|final|unposted)\b.*\b(score|grade|points)\b", re.I)
+
+
+def canvas_column(
+    header: list[str], assignment_id: str, column: str | None, flag: str = "--column"
+) -> int:
+    """The index of the assignment's column.
+
+    ``column`` if given; else the only assignment column of the file; else the
+    one naming the assignment id. flag: how the user names a column here.
+    """
     if column is not None:
         if column not in header:
-            raise UserError(f"no column {column!r} in the gradebook; its columns: {header}")
+            raise UserError(f"no column {column!r} in the gradebook; choose one with {flag}")
         return header.index(column)
-    graded = [h for h in header if h not in CANVAS_FIXED]
+    graded = [h for h in header if h not in CANVAS_FIXED and not CANVAS_TOTALS.search(h)]
+    if len(graded) == 1:
+        return header.index(graded[0])
     named = [h for h in graded if assignment_id.lower() in h.lower()]
     if len(named) != 1:
-        which = "none" if not named else "several"
         raise UserError(
-            f"{which} of the gradebook's columns name {assignment_id!r}; "
-            f"choose one with --column (columns: {', '.join(graded) or 'none'})"
+            f"which column is {assignment_id}? the gradebook has "
+            f"{', '.join(repr(h) for h in graded) or 'no assignment column'}: "
+            f"choose one with {flag}=NAME"
         )
     return header.index(named[0])
 
@@ -154,8 +224,18 @@ def fill_canvas(
     if missing:
         raise UserError(f"not a Canvas gradebook export: no column {', '.join(missing)}")
     at = {name: header.index(name) for name in CANVAS_FIXED[:4]}
-    by_lms = {t.lms_id: t for t in grades.values() if t.lms_id}
-    by_id = {sid.lower(): t for sid, t in grades.items()}
+    by_lms, notes = by_lms_id(grades)
+    claimed = {t.student_id for t in grades.values() if t.lms_id and t.lms_id not in by_lms}
+    by_id = {sid.lower(): t for sid, t in grades.items() if sid not in claimed}
+    ours = max((t.max_score for t in grades.values()), default=0.0)
+    possible = [
+        r
+        for r in rows
+        if r and not r[at["ID"]].strip() and r[at["Student"]].lower().endswith("points possible")
+    ]
+    maximum = None
+    if possible and len(possible[0]) > column:
+        maximum = lms_maximum(possible[0][column], "the Points Possible row")
     filled, without, used = [], [], set()
     out = []
     for row in rows:
@@ -163,7 +243,7 @@ def fill_canvas(
         name = row[at["Student"]].strip()
         if not row[at["ID"]].strip():  # "Points Possible" (or an old export's "Muted") row
             if name.lower().endswith("points possible") and not row[column].strip():
-                row[column] = _number(next(iter(grades.values())).max_score)
+                row[column] = _number(ours)
             out.append(row)
             continue
         total = by_lms.get(row[at["ID"]].strip())
@@ -172,20 +252,29 @@ def fill_canvas(
         if total is None:
             without.append(name)
         else:
-            row[column] = _number(total.score)
+            row[column] = _number(scaled(total, maximum))
             filled.append(total.student_id)
             used.add(total.student_id)
         out.append(row)
     unmatched = sorted(set(grades) - used)
-    return out, Filled(filled, without, unmatched)
+    rescaled = (ours, maximum) if maximum is not None and maximum != ours else None
+    return out, Filled(filled, without, unmatched, rescaled, notes)
 
 
 def write_canvas(
-    template: Path, column: str | None, out: Path, assignment_id: str, grades: dict[str, Total]
+    template: Path,
+    column: str | None,
+    out: Path,
+    assignment_id: str,
+    grades: dict[str, Total],
+    flag: str = "--column",
 ) -> Filled:
-    """Fill ``template`` (a Canvas gradebook CSV) with ``grades`` into ``out``."""
+    """Fill ``template`` (a Canvas gradebook CSV) with ``grades`` into ``out``.
+
+    flag: how the user names a column (the command's ``--column``, or the plugin's).
+    """
     header, rows = _read_csv(template, "Canvas gradebook")
-    index = canvas_column(header, assignment_id, column)
+    index = canvas_column(header, assignment_id, column, flag)
     filled_rows, filled = fill_canvas(header, rows, grades, index)
     _write_csv(out, header, filled_rows)
     return filled
@@ -213,39 +302,68 @@ PARTICIPANT = re.compile(r"(\d+)\s*$")
 
 
 def fill_moodle(
-    header: list[str], rows: list[list[str]], grades: dict[str, Total]
+    header: list[str],
+    rows: list[list[str]],
+    grades: dict[str, Total],
+    match_names: bool = False,
 ) -> tuple[list[list[str]], Filled, dict[str, tuple[str, str]]]:
-    """The worksheet with each matched student's grade; also ``{student_id: (name, number)}``."""
+    """The worksheet with each matched student's grade; also ``{student_id: (name, number)}``.
+
+    Matched by participant number; with ``match_names`` also by full name or
+    e-mail, each such match named in the notes.
+    """
     missing = [h for h in MOODLE_NEEDED if h not in header]
     if missing:
         raise UserError(f"not a Moodle grading worksheet: no column {', '.join(missing)}")
     at = {name: header.index(name) for name in header}
-    by_lms = {t.lms_id: t for t in grades.values() if t.lms_id}
-    by_id = {sid.lower(): t for sid, t in grades.items()}
-    filled, without, used, who = [], [], set(), {}
-    out = []
-    for row in rows:
-        row = row + [""] * (len(header) - len(row))
+    by_lms, notes = by_lms_id(grades)
+    rows = [row + [""] * (len(header) - len(row)) for row in rows]
+    numbers = [PARTICIPANT.search(row[at["Identifier"]].strip()) for row in rows]
+    keyed = [by_lms.get(n.group(1)) if n else None for n in numbers]
+    by_name: dict[str, Total] = {}
+    if match_names:  # only students no row names by its key
+        taken = {t.student_id for t in keyed if t is not None}
+        for candidate in grades.values():
+            for name in candidate.names() if candidate.student_id not in taken else ():
+                by_name[name] = candidate
+    filled: list[str] = []
+    without: list[str] = []
+    used: set[str] = set()
+    who: dict[str, tuple[str, str]] = {}
+    out: list[list[str]] = []
+    maxima: set[tuple[float, float]] = set()
+    for row, number, found in zip(rows, numbers, keyed):
         identifier = row[at["Identifier"]].strip()
-        number = PARTICIPANT.search(identifier)
-        total = by_lms.get(number.group(1)) if number else None
         name = row[at["Full name"]].strip()
-        total = total or by_id.get(slug(name))
-        if total is None and "Email address" in at:
-            total = by_id.get(row[at["Email address"]].split("@")[0].strip().lower())
+        total: Total | None = found
+        if total is None and by_name:
+            total = by_name.get(slug(name))
+            if total is None and "Email address" in at:
+                total = by_name.get(slug(row[at["Email address"]].split("@")[0]))
+            if total is not None:
+                notes.append(f"{identifier} ({name}) matched {total.student_id} by name or e-mail")
         if total is None:
             without.append(name or identifier)
         else:
-            row[at["Grade"]] = _number(total.score)
-            if "Maximum Grade" in at and not row[at["Maximum Grade"]].strip():
+            maximum = None
+            if "Maximum Grade" in at:
+                maximum = lms_maximum(row[at["Maximum Grade"]], f"{identifier}'s Maximum Grade")
+            row[at["Grade"]] = _number(scaled(total, maximum))
+            if maximum is None and "Maximum Grade" in at:
                 row[at["Maximum Grade"]] = _number(total.max_score)
+            elif maximum is not None and maximum != total.max_score:
+                maxima.add((total.max_score, maximum))
             if "Feedback comments" in at and not row[at["Feedback comments"]].strip():
                 row[at["Feedback comments"]] = "Your feedback page is attached."
             filled.append(total.student_id)
             used.add(total.student_id)
             who[total.student_id] = (name, number.group(1) if number else "")
         out.append(row)
-    return out, Filled(filled, without, sorted(set(grades) - used)), who
+    rescaled = sorted(maxima)[0] if len(maxima) == 1 else None
+    if len(maxima) > 1:
+        scales = ", ".join(f"{theirs:g}" for _, theirs in sorted(maxima))
+        notes.append(f"totals scaled to each row's Maximum Grade: {scales}")
+    return out, Filled(filled, without, sorted(set(grades) - used), rescaled, notes), who
 
 
 def moodle_feedback_zip(
@@ -271,7 +389,11 @@ def moodle_feedback_zip(
 
 
 def write_moodle(
-    worksheet: Path, out: Path, feedback: Path, grades: dict[str, Total]
+    worksheet: Path,
+    out: Path,
+    feedback: Path,
+    grades: dict[str, Total],
+    match_names: bool = False,
 ) -> tuple[Filled, Path, int, list[str]]:
     """Fill ``worksheet`` into ``out`` and zip the ``feedback`` pages beside it.
 
@@ -279,7 +401,7 @@ def write_moodle(
     whose page (or participant number) is missing.
     """
     header, rows = _read_csv(worksheet, "Moodle worksheet")
-    filled_rows, filled, who = fill_moodle(header, rows, grades)
+    filled_rows, filled, who = fill_moodle(header, rows, grades, match_names)
     _write_csv(out, header, filled_rows)
     pages = out.with_name(f"{out.stem}-feedback.zip")
     zipped, missing = moodle_feedback_zip(feedback, who, pages)
@@ -291,6 +413,7 @@ def moodle(
     worksheet: Path | str,
     out: Path | str = Path("grades") / "moodle.csv",
     feedback: Path | str = Path("grades") / "feedback",
+    match_names: bool = False,
     assignment: str | None = None,
     course: Path | str | None = None,
 ) -> int:
@@ -298,7 +421,7 @@ def moodle(
     chosen = find_assignment(course, assignment)
     out = Path(out)
     filled, pages, zipped, missing = write_moodle(
-        Path(worksheet), out, Path(feedback), totals(chosen)
+        Path(worksheet), out, Path(feedback), totals(chosen), match_names
     )
     print(filled.summary(out))
     print(f"wrote {pages}: {zipped} feedback page(s) for Moodle's feedback upload")

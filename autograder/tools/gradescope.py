@@ -40,7 +40,6 @@ from typing import Any
 from ..pipeline import grade as grading
 from ..pipeline import notebook
 from ..pipeline.course import CONFIG_FILES, Assignment, find_assignment
-from ..pipeline.results import NOT_FINISHED, Store
 
 GRADESCOPE_ROOT = "/autograder"
 STUDENT = "student"  # the one student a Gradescope run grades
@@ -261,13 +260,15 @@ def run(root: Path | str = GRADESCOPE_ROOT, course: Path | str | None = None) ->
                     target = subs / chosen.submission_path(STUDENT, name)
                     target.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(path, target)
+                request = grading.Request(
+                    subs, chosen, out, 1, grading.course_timeout(chosen), dry_run=True
+                )
                 with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
-                    grading.grade(subs, course=chosen.root, out=out, jobs=1, dry_run=True)
-                saved = Store(out).load(STUDENT)
-                if saved is None or saved.get("sha256") == NOT_FINISHED:
+                    outcome = grading.run(request).outcome(STUDENT)
+                if outcome is None:
                     results = failure("the grader gave no result; your instructor has been told.")
                 else:
-                    results = results_for(chosen, saved["row"], log.getvalue())
+                    results = results_for(chosen, outcome.as_dict(), log.getvalue())
     except Exception:
         results = failure(
             "the grader failed; your instructor has been told.",

@@ -14,13 +14,20 @@ when the gradebook holds several.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from nbgrader.api import Gradebook
 from nbgrader.plugins import ExportPlugin
-from traitlets import Unicode
+from traitlets import Bool, Unicode
 
 from . import export
+
+
+def _one_line(plugin: ExportPlugin, error: export.UserError) -> None:
+    """End nbgrader's export as our command ends on a user's mistake: one line, status 2."""
+    plugin.log.error(str(error))
+    sys.exit(2)
 
 
 def _assignment_id(plugin: ExportPlugin, gradebook: Gradebook) -> str:
@@ -42,14 +49,18 @@ class CanvasExportPlugin(ExportPlugin):
     )
 
     def export(self, gradebook: Gradebook) -> None:
-        if not self.template:
-            raise export.UserError("give the Canvas export: --CanvasExportPlugin.template=FILE")
-        assignment_id = _assignment_id(self, gradebook)
         out = Path(self.to or "canvas.csv")
-        grades = export.totals_in(gradebook, assignment_id)
-        filled = export.write_canvas(
-            Path(self.template), self.column or None, out, assignment_id, grades
-        )
+        try:
+            if not self.template:
+                raise export.UserError("give the Canvas export: --CanvasExportPlugin.template=FILE")
+            assignment_id = _assignment_id(self, gradebook)
+            grades = export.totals_in(gradebook, assignment_id)
+            filled = export.write_canvas(
+                Path(self.template), self.column or None, out, assignment_id, grades,
+                flag="--CanvasExportPlugin.column",
+            )  # fmt: skip
+        except export.UserError as error:
+            return _one_line(self, error)
         self.log.info(filled.summary(out))
 
 
@@ -58,14 +69,18 @@ class MoodleExportPlugin(ExportPlugin):
 
     worksheet = Unicode("", help="the grading worksheet exported from Moodle").tag(config=True)
     feedback = Unicode("grades/feedback", help="the feedback pages").tag(config=True)
+    match_names = Bool(False, help="also match by full name or e-mail").tag(config=True)
 
     def export(self, gradebook: Gradebook) -> None:
-        if not self.worksheet:
-            raise export.UserError("give the worksheet: --MoodleExportPlugin.worksheet=FILE")
         out = Path(self.to or "moodle.csv")
-        grades = export.totals_in(gradebook, _assignment_id(self, gradebook))
-        filled, pages, zipped, _ = export.write_moodle(
-            Path(self.worksheet), out, Path(self.feedback), grades
-        )
+        try:
+            if not self.worksheet:
+                raise export.UserError("give the worksheet: --MoodleExportPlugin.worksheet=FILE")
+            grades = export.totals_in(gradebook, _assignment_id(self, gradebook))
+            filled, pages, zipped, _ = export.write_moodle(
+                Path(self.worksheet), out, Path(self.feedback), grades, self.match_names
+            )
+        except export.UserError as error:
+            return _one_line(self, error)
         self.log.info(filled.summary(out))
         self.log.info("wrote %s: %d feedback page(s)", pages, zipped)

@@ -34,6 +34,7 @@ from typing import Any
 ASSIGNMENT: dict[str, Any] = {"id": "", "notebooks": {}}
 
 WRITTEN_STUB = "YOUR ANSWER HERE"  # nbgrader's stub for a written answer
+TIMEOUT = 60.0  # seconds a cell may run before the check interrupts it
 DONE, FAILING, NOT_ATTEMPTED, MISSING = "done", "failing", "not attempted", "missing"
 
 
@@ -164,7 +165,7 @@ def report(results: dict[str, tuple[str, str]]) -> int:
     return 1
 
 
-def check_notebook(path: Path, stubs: dict[str, str], timeout: float = 60) -> int:
+def check_notebook(path: Path, stubs: dict[str, str], timeout: float = TIMEOUT) -> int:
     """Check the notebook at ``path`` against its answers' ``stubs``; the exit status."""
     nb = read(path)
     print(f"running {path.name} in a fresh kernel...", flush=True)
@@ -183,7 +184,9 @@ def main(argv: list[str] | None = None, assignment: dict[str, Any] | None = None
     parser.add_argument(
         "notebook", nargs="*", help=f"default: {', '.join(notebooks)} in this folder"
     )
-    parser.add_argument("--timeout", type=float, default=60, help="seconds per cell (60)")
+    parser.add_argument(
+        "--timeout", type=float, default=TIMEOUT, help=f"seconds per cell ({TIMEOUT:g})"
+    )
     args = parser.parse_args(argv)
     paths = [Path(p) for p in args.notebook] or [here / name for name in notebooks]
     worst = 0

@@ -28,16 +28,19 @@ def test_nbgrader_layout(tmp_path):
 @pytest.mark.parametrize(
     "name, student",
     [
-        ("doejane_12345_67890_multi_head.ipynb", "doejane"),
-        ("doejane_LATE_12345_67890_multi_head-2.ipynb", "doejane"),
-        ("Jane Doe_4711_assignsubmission_file_multi_head.ipynb", "jane_doe"),
-        ("Jane Doe_4711_assignsubmission_file_/multi_head.ipynb", "jane_doe"),
+        ("doejane_12345_67890_multi_head.ipynb", "doejane-12345"),
+        ("doejane_LATE_12345_67890_multi_head-2.ipynb", "doejane-12345"),
+        ("Jane Doe_4711_assignsubmission_file_multi_head.ipynb", "jane_doe-4711"),
+        ("Jane Doe_4711_assignsubmission_file_/multi_head.ipynb", "jane_doe-4711"),
+        ("王小明_2003_assignsubmission_file_/multi_head.ipynb", "王小明-2003"),
+        # a file name a student chose, inside Canvas's name for it: Canvas's key speaks
+        ("eve_3333_4444_x_2222_assignsubmission_file_multi_head.ipynb", "eve-3333"),
         ("ada.ipynb", "ada"),
         ("ben_multi_head.ipynb", "ben"),
     ],
 )
 def test_lms_names(name, student):
-    """Is the student id read from Canvas, Moodle and plain file names?"""
+    """Is the student id the LMS's own key (with the name), read from the LMS's file names?"""
     assert collect.student_of(name, course.ASSIGNMENT.stems)[0] == student
 
 
@@ -56,7 +59,7 @@ def test_newest_submission_wins(tmp_path):
     found = {
         s.student_id: s.files[course.NOTEBOOK] for s in collect.collect(tmp_path, course.ASSIGNMENT)
     }
-    assert found == {"doejane": b"new", "smithjo": b"only"}
+    assert found == {"doejane-1": b"new", "smithjo-3": b"only"}
 
 
 def test_zip_is_read_without_extracting(tmp_path):
@@ -72,8 +75,8 @@ def test_zip_is_read_without_extracting(tmp_path):
     found = {
         s.student_id: s.files[course.NOTEBOOK] for s in collect.collect(archive, course.ASSIGNMENT)
     }
-    assert found["doejane"] == b"new"
-    assert "escape" in found and not (tmp_path.parent / "escape_9_9_multi_head.ipynb").exists()
+    assert found["doejane-1"] == b"new"
+    assert "escape-9" in found and not (tmp_path.parent / "escape_9_9_multi_head.ipynb").exists()
 
 
 def test_not_a_zip(tmp_path):
@@ -177,3 +180,101 @@ def test_corrupt_zip_is_a_user_error(tmp_path):
     archive.write_bytes(bytes(data))
     with pytest.raises(UserError, match="cannot read the archive"):
         collect.collect(archive, course.ASSIGNMENT)
+
+
+def _ids(where, capsys=None):
+    found = collect.collect(where, course.ASSIGNMENT)
+    return {s.student_id: s for s in found}
+
+
+def test_two_people_of_one_name_stay_two(tmp_path, capsys):
+    """Two Canvas students both called "Smith, John": two ids, both graded, and a warning?"""
+    _touch(tmp_path / "smithjohn_105_9005_multi_head.ipynb", b"first")
+    _touch(tmp_path / "smithjohn_108_9008_multi_head.ipynb", b"second")
+    found = _ids(tmp_path)
+    assert sorted(found) == ["smithjohn-105", "smithjohn-108"]
+    assert found["smithjohn-105"].files[course.NOTEBOOK] == b"first"
+    assert found["smithjohn-108"].lms_id == "108"
+    assert "2 students are called smithjohn" in capsys.readouterr().err
+
+
+def test_names_in_any_script(tmp_path):
+    """Do Moodle participants with non-Latin names keep their own ids, names and numbers?"""
+    for name, number, data in (("王小明", 2003, b"wang"), ("李华", 2007, b"li")):
+        _touch(tmp_path / f"{name}_{number}_assignsubmission_file_" / course.NOTEBOOK, data)
+    found = _ids(tmp_path)
+    assert {k: (v.name, v.lms_id, v.files[course.NOTEBOOK]) for k, v in found.items()} == {
+        "王小明-2003": ("王小明", "2003", b"wang"),
+        "李华-2007": ("李华", "2007", b"li"),
+    }
+
+
+def test_an_lms_id_claimed_twice_is_named(tmp_path, capsys):
+    """Two names with one Canvas user id: both kept, and the clash named?"""
+    _touch(tmp_path / "bobsmith_2222_1_multi_head.ipynb", b"bob")
+    _touch(tmp_path / "robertsmith_2222_2_multi_head.ipynb", b"rob")
+    assert sorted(_ids(tmp_path)) == ["bobsmith-2222", "robertsmith-2222"]
+    assert "LMS id 2222 is claimed by bobsmith-2222, robertsmith-2222" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("as_zip", [False, True], ids=["folder", "zip"])
+def test_a_students_own_folders_are_not_students(tmp_path, capsys, as_zip):
+    """alice/08-multi-head/bob/08-multi-head/...: graded as alice, never as bob?"""
+    files = {
+        f"alice/{course.ASSIGNMENT.id}/{course.NOTEBOOK}": b"alice",
+        f"alice/{course.ASSIGNMENT.id}/bob/{course.ASSIGNMENT.id}/{course.NOTEBOOK}": b"forged",
+        f"carl/{course.ASSIGNMENT.id}/{course.NOTEBOOK}": b"carl",
+    }
+    where = _laid_out(tmp_path, files, as_zip)
+    found = _ids(where)
+    assert {k: v.files[course.NOTEBOOK] for k, v in found.items()} == {
+        "alice": b"alice",
+        "carl": b"carl",
+    }
+    assert f"bob/{course.ASSIGNMENT.id}/{course.NOTEBOOK}" in capsys.readouterr().err
+
+
+def _laid_out(tmp_path, files, as_zip):
+    if not as_zip:
+        for name, data in files.items():
+            _touch(tmp_path / "class" / name, data)
+        return tmp_path / "class"
+    archive = tmp_path / "class.zip"
+    with zipfile.ZipFile(archive, "w") as out:
+        for name, data in files.items():
+            out.writestr(name, data)
+    return archive
+
+
+@pytest.mark.parametrize("as_zip", [False, True], ids=["folder", "zip"])
+def test_one_participant_in_nbgrader_layout_keeps_the_class(tmp_path, as_zip):
+    """A Moodle download where one participant's folder holds nbgrader's layout: all graded?"""
+    files = {
+        f"Ann Lee_11_assignsubmission_file_/{course.ASSIGNMENT.id}/{course.NOTEBOOK}": b"ann",
+        f"Bo Yu_12_assignsubmission_file_/{course.NOTEBOOK}": b"bo",
+        f"Cy Ng_13_assignsubmission_file_/{course.NOTEBOOK}": b"cy",
+    }
+    found = _ids(_laid_out(tmp_path, files, as_zip))
+    assert {k: v.files[course.NOTEBOOK] for k, v in found.items()} == {
+        "ann_lee-11": b"ann",
+        "bo_yu-12": b"bo",
+        "cy_ng-13": b"cy",
+    }
+
+
+@pytest.mark.parametrize("folder", ['=HYPERLINK("http:x")', "<img src=x onerror=alert(1)>", "-1+2"])
+def test_ids_are_never_markup_or_formulas(tmp_path, capsys, folder):
+    """A folder named as markup or a formula: not a student id, named in a warning?"""
+    _touch(tmp_path / folder / course.ASSIGNMENT.id / course.NOTEBOOK)
+    _touch(tmp_path / "ada" / course.ASSIGNMENT.id / course.NOTEBOOK)
+    assert sorted(_ids(tmp_path)) == ["ada"]
+    assert "is not a student id" in capsys.readouterr().err
+
+
+def test_a_path_is_never_an_id(tmp_path, capsys):
+    """A zip member ../08-multi-head/multi_head.ipynb: no student called '..'?"""
+    archive = tmp_path / "class.zip"
+    with zipfile.ZipFile(archive, "w") as out:
+        out.writestr(f"x/../{course.ASSIGNMENT.id}/{course.NOTEBOOK}", b"up")
+        out.writestr(f"ada/{course.ASSIGNMENT.id}/{course.NOTEBOOK}", b"ada")
+    assert sorted(_ids(archive)) == ["ada"]

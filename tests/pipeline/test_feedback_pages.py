@@ -26,9 +26,10 @@ IMAGES = "[...document.images].filter(i => i.complete).map(i => i.naturalWidth)"
 
 @pytest.fixture(scope="module")
 def pages(graded_samples):
-    """``{student_id: (path, html)}`` of every sample student's feedback page."""
+    """``{sample name: (path, html)}`` of every sample student's feedback page."""
     folder = graded_samples["out"] / "feedback"
-    return {sid: (folder / f"{sid}.html", (folder / f"{sid}.html").read_text()) for sid in STUDENTS}
+    paths = {name: folder / f"{graded_samples['ids'][name]}.html" for name in STUDENTS}
+    return {name: (path, path.read_text()) for name, path in paths.items()}
 
 
 @pytest.fixture(scope="module")

@@ -4,6 +4,7 @@ Each test grades a small class in a fresh copy of the course, with the real
 command: trial runs with other limits, dry runs, and two runs at once.
 """
 
+import csv
 import html
 import re
 import shutil
@@ -163,6 +164,42 @@ def _nbgrader_export(course_dir):
     return {r["student_id"]: tuple(float(r[k]) for k in keys) for r in rows}
 
 
+def _to_lms(course_dir, base):
+    """``{student: total}`` in both a Canvas and a Moodle file, checked to agree."""
+    canvas, worksheet = base / "canvas-template.csv", base / "worksheet.csv"
+    with canvas.open("w", newline="") as handle:
+        csv.writer(handle).writerows([
+            ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Lab 8 (1)"],
+            ["    Points Possible", "", "", "", "", ""],
+            ["Lovelace, Ada", "11", "", "ada", "A", ""],
+            ["Bo, Ben", "12", "", "ben", "A", ""],
+        ])  # fmt: skip
+    with worksheet.open("w", newline="") as handle:
+        csv.writer(handle).writerows([
+            ["Identifier", "Full name", "Email address", "Grade", "Maximum Grade"],
+            ["Participant 1", "Ada Lovelace", "ada@example.org", "", ""],
+            ["Participant 2", "Ben Bo", "ben@example.org", "", ""],
+        ])  # fmt: skip
+    totals = []
+    for args in (
+        ["canvas", "--template", str(canvas)],
+        ["moodle", "--worksheet", str(worksheet), "--match-names"],
+    ):
+        out = base / f"{args[0]}.csv"
+        done = subprocess.run(
+            [sys.executable, "-m", "autograder", "export", *args, "--course", str(course_dir),
+             "--out", str(out)],
+            capture_output=True, text=True,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        rows = results.read_csv(out)
+        column = "Lab 8 (1)" if args[0] == "canvas" else "Grade"
+        key = "SIS Login ID" if args[0] == "canvas" else "Email address"
+        totals.append({r[key].split("@")[0]: float(r[column]) for r in rows if r[key]})
+    assert totals[0] == totals[1]
+    return totals[0]
+
+
 def test_what_a_ta_does_reaches_every_output(small_class):
     """A TA's override, comments and a due date set after grading: CSV, page, terminal, export?
 
@@ -201,6 +238,7 @@ def test_what_a_ta_does_reaches_every_output(small_class):
     for student, row in rows.items():
         ours = tuple(float(row[k]) for k in ("raw_score", "late_penalty", "score"))
         assert ours == exported[student], student
+    assert _to_lms(course_dir, base) == {s: exported[s][2] for s in exported}
     ben_page = html.unescape((out / "feedback" / "ben.html").read_text())
     assert "Score: <b>0.0 / 41.0</b>" in ben_page
     assert f"late submission penalty of {float(ben['raw_score'])}" in ben_page

@@ -1,8 +1,8 @@
 """From an LMS download to a file the LMS imports: Canvas and Moodle, in one command each.
 
 The sample class as Canvas names its download (``graded_samples``: user ids
-in the file names), graded once; a TA grades one written answer by hand
-before the export.
+in the file names, so ``ivan_1008_9008_...`` is the student ``ivan-1008``),
+graded once; a TA grades one written answer by hand before the export.
 """
 
 import csv
@@ -31,11 +31,14 @@ def graded(graded_samples):
     """The graded sample class, ivan's written answer graded by a TA; gradebook totals."""
     assignment = find_assignment(graded_samples["course"])
     with Gradebook(str(assignment.coursedir.db_url)) as gb:
-        grade = gb.find_grade("why_not_average", "multi_head", assignment.id, "ivan")
+        grade = gb.find_grade("why_not_average", "multi_head", assignment.id, "ivan-1008")
         grade.manual_score = 1.5  # as a TA does in formgrader
         gb.db.commit()
     with Gradebook(str(assignment.coursedir.db_url)) as gb:  # read back as the export will
-        totals = {s.student.id: s.score for s in gb.find_assignment(assignment.id).submissions}
+        totals = {
+            s.student.id.split("-")[0]: s.score
+            for s in gb.find_assignment(assignment.id).submissions
+        }  # by name: ivan
     return {**graded_samples, "totals": totals}
 
 
@@ -46,7 +49,7 @@ def _canvas_template(path):
         ["    Points Possible", "", "", "", "", "10", "", "(read only)"],
         ["Iva, Ivan", "1008", "s-1", "iiva", "A", "9", "", "90"],
         ["Bo, Ben", "1001", "s-2", "bbo", "A", "8", "", "80"],
-        ["Ng, Dara", "7777", "s-4", "dara", "B", "7", "", "70"],
+        ["Ng, Dara", "7777", "s-4", "dara-1003", "B", "7", "", "70"],
         ["Zed, Zoe", "1099", "s-9", "zzed", "B", "6", "", "60"],
     ]  # fmt: skip
     with path.open("w", newline="", encoding="utf-8-sig") as handle:
@@ -80,11 +83,11 @@ def test_canvas_export_fills_the_assignment_column(graded, tmp_path):
     assert got[5][column] == ""  # no submission: left empty, and said
     assert "Zed, Zoe" in done.stdout
     unmatched = next(line for line in done.stdout.splitlines() if "match no one" in line)
-    assert "ada" in unmatched and "ivan" not in unmatched  # every graded student accounted for
+    assert "ada-1000" in unmatched and "ivan" not in unmatched  # every graded student named
 
 
 def test_canvas_column_must_be_clear(graded, tmp_path):
-    """Without the assignment's id in one column title, is it one line and exit 2?"""
+    """Without the assignment's id in one of several column titles, is it one line and exit 2?"""
     template = tmp_path / "gradebook.csv"
     rows = _canvas_template(template)
     rows[0][6] = "Lab 8"
@@ -93,11 +96,39 @@ def test_canvas_column_must_be_clear(graded, tmp_path):
     done = _autograder(
         "export", "canvas", "--template", str(template), "--course", str(graded["course"])
     )
-    assert done.returncode == 2 and "--column" in done.stderr and len(done.stderr.splitlines()) == 1
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert "--column=NAME" in done.stderr and "'Week 7 (100)', 'Lab 8'" in done.stderr
     out = tmp_path / "canvas.csv"
     done = _autograder("export", "canvas", "--template", str(template), "--column", "Lab 8",
                        "--course", str(graded["course"]), "--out", str(out))  # fmt: skip
     assert done.returncode == 0 and _read(out)[2][6] != ""
+
+
+def test_canvas_scales_to_points_possible_and_finds_its_one_column(graded, tmp_path):
+    """A real title and 100 Points Possible: the one column found, totals scaled, and said?"""
+    template = tmp_path / "gradebook.csv"
+    rows = [
+        ["Student", "ID", "SIS User ID", "SIS Login ID", "Section",
+         "Part 8 Multi-head (4242)", "Current Score", "Final Points"],
+        ["    Points Possible", "", "", "", "", "100", "(read only)", "(read only)"],
+        ["Bo, Ben", "1001", "s-2", "bbo", "A", "", "80", "8"],
+    ]  # fmt: skip
+    with template.open("w", newline="") as handle:
+        csv.writer(handle).writerows(rows)
+    out = tmp_path / "canvas.csv"
+    done = _autograder("export", "canvas", "--template", str(template), "--course",
+                       str(graded["course"]), "--out", str(out))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    got = _read(out)
+    assert got[1][5] == "100"
+    assert float(got[2][5]) == pytest.approx(graded["totals"]["ben"] * 100 / 41, abs=0.01)
+    assert "totals scaled from 41 points to the LMS's 100" in done.stdout
+    rows[1][5] = "lots"
+    with template.open("w", newline="") as handle:
+        csv.writer(handle).writerows(rows)
+    done = _autograder("export", "canvas", "--template", str(template), "--course",
+                       str(graded["course"]), "--out", str(out))  # fmt: skip
+    assert done.returncode == 2 and "cannot read the maximum grade 'lots'" in done.stderr
 
 
 def test_moodle_export_and_feedback_zip(graded, tmp_path):
@@ -108,25 +139,32 @@ def test_moodle_export_and_feedback_zip(graded, tmp_path):
               "Feedback comments"]  # fmt: skip
     rows = [
         ["Participant 1004", "Eli Ekberg", "e.ekberg@example.org", "Submitted", "", "100.00", "Yes", "", "", ""],
-        ["Participant 77", "Fay Fox", "fay@example.org", "Submitted", "", "100.00", "Yes", "", "", ""],
-        ["Participant 503", "Gil Gray", "gil@example.org", "No submission", "", "100.00", "Yes", "", "", ""],
+        ["Participant 77", "Fay Fox", "fay@example.org", "Submitted", "", "", "Yes", "", "", ""],
+        ["Participant 503", "Kai Wong", "k.wong@example.org", "No submission", "", "100.00", "Yes", "", "", ""],
     ]  # fmt: skip
     with worksheet.open("w", newline="") as handle:
         csv.writer(handle).writerows([header, *rows])
     out = tmp_path / "moodle.csv"
-    done = _autograder("export", "moodle", "--worksheet", str(worksheet), "--course", str(graded["course"]),
-                       "--out", str(out), "--feedback", str(graded["out"] / "feedback"))  # fmt: skip
+    command = ["export", "moodle", "--worksheet", str(worksheet), "--course", str(graded["course"]),
+               "--out", str(out), "--feedback", str(graded["out"] / "feedback")]  # fmt: skip
+    done = _autograder(*command)
     assert done.returncode == 0, done.stderr
     got = _read(out)
-    assert got[0] == header and float(got[1][4]) == graded["totals"]["eli"]  # by number
-    assert float(got[2][4]) == graded["totals"]["fay"] and got[3][4] == ""  # by e-mail
+    assert got[0] == header and got[1][4] == f"{round(graded['totals']['eli'] * 100 / 41, 2):g}"
+    assert "scaled from 41 points to the LMS's 100" in done.stdout  # by number, on its scale
+    assert got[2][4] == "" and got[3][4] == ""  # no key: never matched by a name or e-mail
+    done = _autograder(*command, "--match-names")  # unless asked, and then said row by row
+    got = _read(out)
+    assert float(got[2][4]) == graded["totals"]["fay"] and got[2][5] == "41"  # by e-mail
+    assert "Participant 77 (Fay Fox) matched fay-1005 by name or e-mail" in done.stdout
+    assert got[3][4] == ""  # Kai Wong handed nothing in: the sample kai is someone else
     with zipfile.ZipFile(tmp_path / "moodle-feedback.zip") as archive:
         names = sorted(archive.namelist())
         assert names == [
             "Eli Ekberg_1004_assignsubmission_file_/feedback.html",
             "Fay Fox_77_assignsubmission_file_/feedback.html",
         ]
-        assert "feedback for eli" in archive.read(names[0]).decode()
+        assert "feedback for eli-1004" in archive.read(names[0]).decode()
 
 
 def test_as_nbgrader_export_plugin(graded, tmp_path):
@@ -162,6 +200,50 @@ def test_moodle_matches_participant_numbers_first():
     }
     header = ["Identifier", "Full name", "Email address", "Grade", "Feedback comments"]
     rows = [["Participant 42", "Jane Doe", "jd@example.org", "", ""]]
-    filled, done, who = export.fill_moodle(header, rows, grades)
+    filled, done, who = export.fill_moodle(header, rows, grades, match_names=True)
     assert filled[0][3] == "10" and who == {"jane": ("Jane Doe", "42")}
     assert done.unmatched == ["jane_doe"]
+
+
+def test_moodle_keeps_two_participants_apart():
+    """王小明 and 李华: each row gets its own grade, each page goes to its own folder?"""
+    grades = {
+        "王小明-2003": export.Total("王小明-2003", 39, 41, "2003"),
+        "李华-2007": export.Total("李华-2007", 21, 41, "2007"),
+    }
+    header = ["Identifier", "Full name", "Grade"]
+    rows = [["Participant 2003", "王小明", ""], ["Participant 2007", "李华", ""]]
+    filled, _, who = export.fill_moodle(header, rows, grades)
+    assert [row[2] for row in filled] == ["39", "21"]
+    assert who == {"王小明-2003": ("王小明", "2003"), "李华-2007": ("李华", "2007")}
+
+
+def test_an_lms_id_claimed_twice_is_written_for_neither():
+    """Two students with one Canvas user id: the row stays empty and the clash is said?"""
+    grades = {
+        "bob-2222": export.Total("bob-2222", 39, 41, "2222"),
+        "x-2222": export.Total("x-2222", 0, 41, "2222"),
+    }
+    header = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Lab (1)"]
+    rows = [["Smith, Bob", "2222", "", "bsmith", "A", ""]]
+    filled, done = export.fill_canvas(header, rows, grades, 5)
+    assert filled[0][5] == "" and done.notes == [
+        "LMS id 2222 is claimed by bob-2222 and x-2222: written for neither; check"
+    ]
+
+
+def test_plugin_mistakes_are_one_line(graded, tmp_path):
+    """The nbgrader plugin with an unclear column: one line naming its own flag, exit 2?"""
+    template = tmp_path / "gradebook.csv"
+    rows = _canvas_template(template)
+    rows[0][6] = "Lab 8"
+    with template.open("w", newline="") as handle:
+        csv.writer(handle).writerows(rows)
+    done = subprocess.run(
+        [sys.executable, "-m", "nbgrader", "export",
+         "--exporter=autograder.tools.nbgrader_export.CanvasExportPlugin",
+         f"--CanvasExportPlugin.template={template}", f"--to={tmp_path / 'x.csv'}"],
+        cwd=graded["course"], env=tool_environment(), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "--CanvasExportPlugin.column=NAME" in done.stderr

@@ -80,9 +80,8 @@ def test_results_follow_gradescope_format(unpacked, tmp_path, graded_samples, so
     source, _ = unpacked
     dara = (course.ROOT / course.SAMPLE_CLASS / course.submission_path("dara")).read_bytes()
     found = _run(source, tmp_path, {course.NOTEBOOK: dara})
-    row = {r["student_id"]: r for r in results.read_csv(graded_samples["out"] / "grades.csv")}[
-        "dara"
-    ]
+    rows = {r["student_id"]: r for r in results.read_csv(graded_samples["out"] / "grades.csv")}
+    row = rows[graded_samples["ids"]["dara"]]
     graded = [c for c in source_nb.cells if notebook.is_graded(c)]
     tests = {t["name"].split(":")[0]: t for t in found["tests"]}
     for cell in graded:

@@ -66,6 +66,7 @@ class Recorder:
         timestamp: datetime | None = None,
         submitted: Mapping[str, bytes] | None = None,
         lms_id: str = "",
+        name: str = "",
     ) -> None:
         """Record one graded submission's notebooks and grades.
 
@@ -74,7 +75,8 @@ class Recorder:
         (``submitted/<student>/<assignment>/``) so formgrader lists them and can
         autograde them again; not kept by a dry run.
         lms_id: the student's id in the LMS the files came from, kept as the
-        gradebook student's ``lms_user_id`` for the exports.
+        gradebook student's ``lms_user_id`` for the exports; name: the name the
+        LMS gave, kept in the gradebook's name fields for formgrader.
         """
         a, sid = self.assignment, result.student_id
         if submitted is not None and self.autograded is None:
@@ -90,7 +92,11 @@ class Recorder:
                 # validate it again only to log (a tenth of recording's time).
                 write_atomic(target, nbformat.v4.writes(nbformat.from_dict(nb)))
         with internals.one_transaction(self.gradebook) as gb:
-            gb.update_or_create_student(sid, **({"lms_user_id": lms_id} if lms_id else {}))
+            known: dict[str, str | None] = {"lms_user_id": lms_id} if lms_id else {}
+            if name:
+                first, _, last = name.rpartition(" ")
+                known.update(first_name=first or None, last_name=last)
+            gb.update_or_create_student(sid, **known)
             gb.update_or_create_submission(a.id, sid, timestamp=timestamp)
             for name in a.notebooks:
                 nb = result.notebooks.get(name)
