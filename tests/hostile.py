@@ -112,6 +112,33 @@ def _truncated(rel, sol, ctx):
     return data[: len(data) // 2]
 
 
+def _many_cells(rel, sol, ctx):
+    empty = b'{"cell_type": "markdown", "metadata": {}, "source": ""}, '
+    return _bytes(_solved(rel, sol)).replace(b'"cells": [', b'"cells": [' + empty * 300_000, 1)
+
+
+def _deeply_nested(rel, sol, ctx):
+    nb = _bytes(_solved(rel, sol))
+    return nb.replace(
+        b'"metadata": {', b'"deep": ' + b"[" * 50_000 + b"]" * 50_000 + b', "metadata": {', 1
+    )
+
+
+MARKUP = (
+    "Averaging forgets who said what. <script>document.title = 'pwned'</script>"
+    " <img src=x onerror=\"document.title = 'pwned'\"> [link](javascript:alert(3))"
+    ' <a href="javascript:alert(4)">click</a> <svg onload="alert(5)"></svg>'
+    ' <iframe srcdoc="<script>alert(6)</script>"></iframe>'
+    ' <img src="https://example.org/beacon.png"> and $q = x W_q$'
+)
+
+
+def _markup(rel, sol, ctx):
+    nb = notebook.fill(rel, {**notebook.answers(sol), "why_not_average": MARKUP})
+    nb.cells.append(nbformat.v4.new_markdown_cell("## My notes\n\n" + MARKUP))
+    return _bytes(nb)
+
+
 LOOP = "while True:\n    pass"
 STUBBORN = "while True:\n    try:\n        pass\n    except KeyboardInterrupt:\n        pass"
 
@@ -124,6 +151,10 @@ BROKEN = {
     ),
     "binary": Case("a binary file", lambda r, s, c: bytes(range(256)) * 4, "unreadable", "zero"),
     "old_format": Case("nbformat 3", _old_format, "ok", "as_solution"),
+    "many_cells": Case("300,000 empty cells after the answers", _many_cells, "unreadable", "zero"),
+    "deeply_nested": Case(
+        "50,000 nested lists in its metadata", _deeply_nested, "unreadable", "zero"
+    ),
 }
 
 # --------------------------------------------------------- runaway code
@@ -214,6 +245,12 @@ RUNAWAY = {
             "display(HTML('<script>document.title = \"pwned\"</script><b>my worlds</b>'))\n"
             "world_a = np.array([[2.0, 0.0], [0.0, 2.0]])\nworld_b = np.ones((2, 2))",
         ),
+        "ok",
+        "as_solution",
+    ),
+    "markup": Case(
+        "writes scripts, handlers, javascript: links and a beacon in its Markdown",
+        _markup,
         "ok",
         "as_solution",
     ),

@@ -34,12 +34,16 @@ FLAG_HARD = 0.05  # pass rate at or below: almost everyone fails
 FLAG_INVERTED = -0.1  # discrimination below: strong students fail it more than weak ones
 MIN_FOR_FLAGS = 5  # students needed before a flag means anything
 MAX_KEY = 240  # characters of a normalised message kept as its group's key
+MAX_MESSAGE = 4 * MAX_KEY  # characters of a message read to make its key
 
 
 # ------------------------------------------------------------------ mistakes
 
+# Whitespace is taken in one place only (never "\s*,?\s*"), so no run of it can
+# be split between two parts in several ways: matching is linear in the message.
 _SHAPE = re.compile(r"\(\s*-?\d+(?:\s*,\s*-?\d+)*\s*,?\s*\)")
-_LIST_OF_SHAPES = re.compile(r"\[(?:\s*(?:\(…\)|\[…\])\s*,?)+\]")
+_ITEM = r"(?:\(…\)|\[…\])"
+_LIST_OF_SHAPES = re.compile(rf"\[\s*{_ITEM}(?:\s*(?:,\s*)?{_ITEM})*\s*(?:,\s*)?\]")
 _NUMBER = re.compile(r"(?<![A-Za-z_])-?\d+(?:\.\d+)?(?:e[+-]?\d+)?(?![A-Za-z_])")
 _QUOTED = re.compile(r"'[^'\n]{1,80}'|\"[^\"\n]{1,80}\"")
 
@@ -54,7 +58,7 @@ def mistake_key(message: str) -> str:
     quoted names ``'…'``, so one misconception met by several tests, on
     several inputs, is one group.
     """
-    text = message.strip()
+    text = message[:MAX_MESSAGE].strip()
     text = text.removeprefix("AssertionError: ")
     subject, sep, rest = text.partition(": ")
     if sep and rest.strip():

@@ -158,6 +158,17 @@ class DaskPool:
         workers = self.client.scheduler_info(n_workers=-1).get("workers", {})
         if not workers:
             raise UserError(f"the Dask scheduler at {self.address} has no workers")
+        threaded = sorted(
+            str(info.get("name", address))
+            for address, info in workers.items()
+            if int(info.get("nthreads", 1)) > 1
+        )
+        if threaded:
+            raise UserError(
+                f"Dask workers {', '.join(threaded)} run several threads: start every worker "
+                "with --nthreads 1 (one student at a time per process; add processes with "
+                "--nworkers)"
+            )
         started()
         waiting = list(reversed(todo))
         futures: dict[Any, Submission] = {}

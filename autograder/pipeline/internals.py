@@ -53,6 +53,7 @@ from sqlalchemy.exc import SAWarning
 from traitlets.config import Config
 from traitlets.utils.importstring import import_item
 
+from . import markup
 from .errors import UserError
 
 FORMGRADER = Path(nbgrader.__file__).parent / "server_extensions" / "formgrader"
@@ -461,10 +462,15 @@ class FeedbackExporter(HTMLExporter):
 
     @pass_context
     def markdown2html(self, context: Any, source: str) -> str:
+        """Markdown as HTML a page may show: sanitised, maths as MathML (:mod:`.markup`)."""
         if context.get("cell", {}).get("attachments"):
-            return super().markdown2html(context, source)
+            return markup.safe_markdown_html(super().markdown2html(context, source))
         return self._markdown.get_or_make(
-            source, source, lambda: super(FeedbackExporter, self).markdown2html(context, source)
+            source,
+            source,
+            lambda: markup.safe_markdown_html(
+                super(FeedbackExporter, self).markdown2html(context, source)
+            ),
         )
 
     def _highlight_cached(self, source: str, language: Any = None, metadata: Any = None) -> str:

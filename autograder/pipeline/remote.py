@@ -1,8 +1,9 @@
 """The grading side of a Dask worker: what :class:`~.executors.DaskPool` sends it to run.
 
 A Dask worker process grades exactly as a local worker process does: one
-:class:`~.worker.Worker` per worker thread, with its own sandbox, kept between
-tasks. What crosses the network is a submission's bytes out and a
+:class:`~.worker.Worker` per worker process, with its own sandbox, kept
+between tasks; a worker of several threads is refused (:func:`one_thread`).
+What crosses the network is a submission's bytes out and a
 :class:`~.worker.Result` back (data only: scores, messages, the executed
 notebooks, the feedback page). The course itself is the worker machine's own
 copy of the repository: at the path the main process uses, or where
@@ -62,8 +63,27 @@ def _worker(settings: worker.Settings, sources: str) -> worker.Worker:
     return graders
 
 
+def one_thread() -> None:
+    """Refuse to grade in a Dask worker of several threads.
+
+    A trusted test cell captures its output and warnings process-wide
+    (``redirect_stdout``, ``catch_warnings``), so two students graded side by
+    side in one process would see each other's: one thread per worker process
+    (``dask worker --nthreads 1``), as the README starts them.
+    """
+    from distributed import get_worker
+
+    threads = get_worker().state.nthreads  # WorkerState: the threads this worker runs
+    if threads > 1:
+        raise RuntimeError(
+            f"this Dask worker runs {threads} threads: start it with --nthreads 1 "
+            "(and more processes with --nworkers)"
+        )
+
+
 def grade(settings: worker.Settings, sources: str, submission: Submission) -> worker.Result:
     """Grade one submission on this Dask worker; its result, feedback page included."""
+    one_thread()
     return _worker(settings, sources).grade(submission)
 
 

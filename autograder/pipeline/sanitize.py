@@ -13,6 +13,7 @@ validated), so scores agree with stock nbgrader's.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -110,16 +111,46 @@ def moved(nb: Any, release_nb: Any) -> list[str]:
     return [name for name in order if name not in kept]
 
 
+MAX_CELLS = 2_000  # cells in one notebook; the lab has about 70, students add a few
+MAX_DEPTH = 64  # nesting of JSON arrays and objects; a notebook needs about 6
+
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_NOT_A_BRACKET = re.compile(r"[^\[\]{}]+")
+
+
+def _depth(text: str) -> int:
+    """How deeply ``text``'s JSON arrays and objects nest, strings skipped.
+
+    Linear: two regular-expression passes leave only the brackets, and a
+    notebook has a few per cell.
+    """
+    depth = deepest = 0
+    for char in _NOT_A_BRACKET.sub("", _STRING.sub("", text)):
+        depth += 1 if char in "[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
 def read(data: bytes) -> tuple[Any, int]:
     """``(notebook, nbformat version it was written in)`` from ``data`` (bytes).
 
     The notebook is upgraded to nbformat 4; raises Unreadable with the reason.
+    What is parsed is bounded first: nesting deeper than :data:`MAX_DEPTH`,
+    or more than :data:`MAX_CELLS` cells, is unreadable at once, before the
+    work (and memory) of building and validating such a notebook.
     """
     if not data.strip():
         raise Unreadable("the file is empty")
     try:
-        raw = json.loads(data.decode("utf-8-sig"))
-    except (UnicodeDecodeError, ValueError) as error:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise Unreadable(f"the file is not valid JSON (UnicodeDecodeError: {error})") from None
+    if _depth(text) > MAX_DEPTH:
+        raise Unreadable(f"the file nests JSON deeper than {MAX_DEPTH} levels: not a notebook")
+    try:
+        raw = json.loads(text)
+    except (ValueError, RecursionError) as error:
         raise Unreadable(
             f"the file is not valid JSON ({error.__class__.__name__}: {error})"
         ) from None
@@ -129,6 +160,16 @@ def read(data: bytes) -> tuple[Any, int]:
         or not isinstance(raw.get("nbformat"), int)
     ):
         raise Unreadable("the file is JSON but not a Jupyter notebook")
+    cells = raw.get("cells")
+    if not isinstance(cells, list):
+        worksheets = raw.get("worksheets")
+        cells = (
+            worksheets[0].get("cells", []) if isinstance(worksheets, list) and worksheets else []
+        )
+    if isinstance(cells, list) and len(cells) > MAX_CELLS:
+        raise Unreadable(
+            f"the notebook has {len(cells):,} cells, more than the {MAX_CELLS:,} graded"
+        )
     try:
         nb = nbformat.reads(json.dumps(raw), as_version=4)
     except Exception as error:

@@ -30,16 +30,21 @@ import io
 import json
 import os
 import shutil
+import stat
 import sys
 import tempfile
+import time
 import traceback
 import zipfile
 from pathlib import Path
 from typing import Any
 
+import nbformat
+
+from ..pipeline import execute, notebook
 from ..pipeline import grade as grading
-from ..pipeline import notebook
 from ..pipeline.course import CONFIG_FILES, Assignment, find_assignment
+from ..sandbox.launcher import SANDBOX_UID, kill_user
 
 GRADESCOPE_ROOT = "/autograder"
 STUDENT = "student"  # the one student a Gradescope run grades
@@ -76,11 +81,12 @@ ROOT="${GRADESCOPE_ROOT:-/autograder}"
 COURSE="$ROOT/source/course"
 PYTHON="${AUTOGRADER_PYTHON:-/autograder/venv/bin/python}"
 mkdir -p "$ROOT/results"
+rm -f "$ROOT/results/results.json"  # only what this run's grader writes counts
 cd "$COURSE" && "$PYTHON" -m autograder.tools.gradescope --root "$ROOT" --course "$COURSE"
 status=$?
-if [ ! -s "$ROOT/results/results.json" ]; then
+if [ "$status" != 0 ] || [ ! -s "$ROOT/results/results.json" ]; then
     # The grader could not even start: still tell the student, and the instructor, why.
-    why="The autograder could not start (exit status $status). Please tell your instructor."
+    why="The autograder could not finish (exit status $status). Please tell your instructor."
     printf '{"score": 0, "output": "%s", "stdout_visibility": "hidden", "tests": []}\\n' \\
         "$why" > "$ROOT/results/results.json"
 fi
@@ -112,22 +118,77 @@ def build(
                 archive.write(path, f"course/autograder/{path.relative_to(package)}")
         for folder in (chosen.source_dir, chosen.release_dir):
             for path in sorted(folder.rglob("*")):
-                if path.is_file() and "__pycache__" not in path.parts:
-                    archive.write(path, f"course/{path.relative_to(root)}")
+                if not path.is_file() or "__pycache__" in path.parts:
+                    continue
+                name = f"course/{path.relative_to(root)}"
+                if folder == chosen.source_dir and path.name in chosen.notebooks:
+                    grading = grading_copy(
+                        notebook.read(path), notebook.read(chosen.release(path.name))
+                    )
+                    archive.writestr(name, nbformat.writes(grading))
+                else:
+                    archive.write(path, name)
     print(f"wrote {target}: upload it as the autograder of a Gradescope programming assignment")
     return 0
+
+
+def grading_copy(source_nb: Any, release_nb: Any) -> Any:
+    """The source as grading needs it: its tests (hidden ones too), no solution.
+
+    Each answer cell holds the release's stub instead of the instructor's
+    answer, so a student who reads the bundle in Gradescope's container finds
+    no solution to copy; a name the answer binds and the stub does not is bound
+    to None after it, since the grader takes from the student exactly the names
+    the source's answers bind (:func:`~..pipeline.execute.student_names`).
+    """
+    stubs = notebook.answers(release_nb)
+    copy = nbformat.from_dict(source_nb)
+    for cell in copy.cells:
+        if not (notebook.is_answer(cell) and notebook.grade_id(cell) in stubs):
+            continue
+        stub = stubs[notebook.grade_id(cell)]
+        if cell.cell_type == "code":
+            missing = sorted(execute.binds(cell.source) - execute.binds(stub))
+            stub += "".join(f"\n{name} = None  # the answer binds it" for name in missing)
+        cell.source = stub
+    return copy
 
 
 # ------------------------------------------------------------------ results.json
 
 
+class Refused(Exception):
+    """A submitted file that is not a plain file (a link, a device): never read."""
+
+
+def _plain(path: Path, folder: Path) -> bool:
+    """Is ``path``, and every folder between it and ``folder``, plain (no link, no device)?"""
+    here = path
+    while here != folder:
+        mode = os.lstat(here).st_mode
+        if stat.S_ISLNK(mode) or not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            return False
+        here = here.parent
+    return True
+
+
 def _submitted(folder: Path, chosen: Assignment) -> dict[str, Path]:
-    """``{assignment notebook: the submitted file}`` found in Gradescope's submission folder."""
-    found = sorted(
+    """``{assignment notebook: the submitted file}`` found in Gradescope's submission folder.
+
+    A notebook that is a link (or behind one) or not a regular file is
+    :class:`Refused`, as the batch grader refuses it: it could point at the
+    course's own files.
+    """
+    candidates = sorted(
         p
         for p in folder.rglob("*.ipynb")
-        if p.is_file() and not any(part.startswith((".", "__MACOSX")) for part in p.parts)
+        if not any(part.startswith((".", "__MACOSX")) for part in p.relative_to(folder).parts)
     )
+    refused = [p for p in candidates if not _plain(p, folder)]
+    if any(p.name in chosen.notebooks for p in refused):
+        names = ", ".join(str(p.relative_to(folder)) for p in refused)
+        raise Refused(f"{names} is a link or a special file, not a notebook: upload the file")
+    found = [p for p in candidates if p not in refused]
     chosen_files: dict[str, Path] = {}
     for name in chosen.notebooks:
         exact = [p for p in found if p.name == name]
@@ -190,21 +251,28 @@ def results_for(chosen: Assignment, row: dict[str, Any], log: str) -> dict[str, 
     out_of = sum(t["max_score"] for t in autograded)
     shown = [t for t in autograded if t["visibility"] == "visible"]
     failing = [t["name"].split(":")[0] for t in shown if t["score"] < t["max_score"]]
-    lines = [f"Autograded score: {score:g} / {out_of:g}."]
+    seen = sum(t["score"] for t in shown)
+    lines = [f"Visible tests: {seen:g} / {sum(t['max_score'] for t in shown):g} points."]
     if row.get("status", "ok") != "ok":
         lines.append(f"Grading was incomplete ({row['status']}): {row.get('detail', '')}.")
     lines.append(
         f"Failing visible tests: {', '.join(failing)}." if failing else "Every visible test passes."
     )
     hidden = len(autograded) - len(shown)
-    lines.append(f"The {hidden} hidden tests' results appear when grades are published.")
+    lines.append(
+        f"{hidden} hidden tests ({out_of - sum(t['max_score'] for t in shown):g} points) ran "
+        "too: their results appear when grades are published, and until then any total "
+        f"you see is provisional (the autograded total is out of {out_of:g})."
+    )
+    log = plain_log(log)
     instructor = ["Grader log:", log.strip() or "(nothing)"]
-    if SANDBOX_WARNING in log:
+    missing = protections_missing(log)
+    if missing:
         instructor.insert(
             0,
-            "This container forbids the bubblewrap sandbox (no user namespaces): the "
-            "submission was graded without it, still in its own process with time and "
-            "memory limits.",
+            "The submission was graded with less protection than the batch grader's, "
+            "still in its own process as nobody with time and memory limits, because: "
+            + "; ".join(missing),
         )
     tests.append(
         {
@@ -221,6 +289,19 @@ def results_for(chosen: Assignment, row: dict[str, Any], log: str) -> dict[str, 
         "stdout_visibility": "hidden",
         "tests": tests,
     }
+
+
+def plain_log(log: str) -> str:
+    """The log as a person reads it: a progress bar's redrawn lines (``\\r``) kept last only."""
+    return "\n".join(line.rsplit("\r", 1)[-1] for line in log.splitlines())
+
+
+def protections_missing(log: str) -> list[str]:
+    """What the grader's warning says it graded without (its own words), or []."""
+    if SANDBOX_WARNING not in log:
+        return []
+    listed = log.split(SANDBOX_WARNING, 1)[1].splitlines()[1:]
+    return [line.strip()[2:] for line in listed if line.strip().startswith("- ")]
 
 
 def failure(why: str, log: str = "") -> dict[str, Any]:
@@ -241,11 +322,40 @@ def failure(why: str, log: str = "") -> dict[str, Any]:
     }
 
 
+def lock_down(root: Path) -> None:
+    """As root: the course (``source/``) and ``results/`` readable and writable by root only.
+
+    Student code then runs as nobody (in bubblewrap, or without it where the
+    container forbids namespaces) and can neither read the hidden tests nor
+    touch the results.
+    """
+    if os.geteuid() != 0:
+        return
+    for folder in (root / "source", root / "results"):
+        if folder.is_dir():
+            os.chown(folder, 0, 0)
+            os.chmod(folder, 0o700)
+
+
+def write_results(path: Path, results: dict[str, Any]) -> None:
+    """Replace ``path`` with ``results`` in one step: never half a file, never the old one."""
+    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=".results-")
+    with os.fdopen(handle, "w") as out:
+        json.dump(results, out, indent=2)
+    os.replace(tmp, path)
+
+
 def run(root: Path | str = GRADESCOPE_ROOT, course: Path | str | None = None) -> dict[str, Any]:
-    """Grade the notebook in ``root/submission/``; write and return ``results/results.json``."""
+    """Grade the notebook in ``root/submission/``; write and return ``results/results.json``.
+
+    Every process the student started is gone before the results are written,
+    and only this process writes them.
+    """
+    started = time.monotonic()
     root = Path(root)
     results_path = root / "results" / "results.json"
     results_path.parent.mkdir(parents=True, exist_ok=True)
+    lock_down(root)
     log = io.StringIO()
     try:
         chosen = find_assignment(course)
@@ -269,12 +379,20 @@ def run(root: Path | str = GRADESCOPE_ROOT, course: Path | str | None = None) ->
                     results = failure("the grader gave no result; your instructor has been told.")
                 else:
                     results = results_for(chosen, outcome.as_dict(), log.getvalue())
+    except Refused as why:
+        results = failure(f"{why}.")
     except Exception:
         results = failure(
             "the grader failed; your instructor has been told.",
             log.getvalue() + traceback.format_exc(),
         )
-    results_path.write_text(json.dumps(results, indent=2))
+    if os.geteuid() == 0:
+        lingering = kill_user(SANDBOX_UID)
+        if lingering:
+            note = f"killed {len(lingering)} process(es) the submission left running"
+            results["tests"][-1]["output"] += f"\n{note}"
+    results["execution_time"] = round(time.monotonic() - started)
+    write_results(results_path, results)
     return results
 
 

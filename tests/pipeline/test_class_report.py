@@ -79,3 +79,36 @@ def test_correlation():
     assert class_report.correlation([0, 1, 0, 1], [1, 3, 1, 3]) == pytest.approx(1.0)
     assert class_report.correlation([0, 1, 0, 1], [3, 1, 3, 1]) == pytest.approx(-1.0)
     assert class_report.correlation([1, 1], [0, 5]) is None
+
+
+ADVERSARIAL = [
+    "x: [" + "(…)   " * 40 + "!",
+    "x: [" + "(6, 2)   " * 40 + "!",
+    "x: [" + "[(…) (…)]  " * 40 + "!",
+    "x: (" + "1 , " * 5_000 + "!",
+    "x: " + "'" * 20_000,
+    "x: " + "1e" * 20_000,
+    "x: " + "[(" * 20_000,
+]
+
+
+def test_no_message_stalls_the_report():
+    """Does every adversarial message get its key at once, never backtracking for hours?
+
+    Run in its own process with a minute to spare: a pattern that backtracks
+    catastrophically takes years on these, a linear one microseconds.
+    """
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, json; from autograder.pipeline.class_report import mistake_key;"
+        "[mistake_key(m) for m in json.load(sys.stdin)]; print('done')"
+    )
+    import json
+
+    done = subprocess.run(
+        [sys.executable, "-c", code], input=json.dumps(ADVERSARIAL), capture_output=True,
+        text=True, timeout=60,
+    )  # fmt: skip
+    assert done.stdout.strip() == "done", done.stderr

@@ -33,14 +33,20 @@ CORPUS_PART = 10  # corpus students graded through the cluster too
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     """``{"address", "faults"}`` of a scheduler and two workers running on 127.0.0.1."""
-    folder = tmp_path_factory.mktemp("dask")
+    yield from _cluster(tmp_path_factory.mktemp("dask"), workers=2, threads=1)
+
+
+def _cluster(folder, workers, threads):
+    """Start a scheduler and ``workers`` workers of ``threads`` threads; yield, then stop."""
+    folder.mkdir(parents=True, exist_ok=True)
     env = {
         **os.environ,
         "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "1",
         "AUTOGRADER_FAULTS": str(folder),
     }
     scheduler_file = folder / "scheduler.json"
-    logs = [(folder / f"{name}.log").open("w") for name in ("scheduler", "worker0", "worker1")]
+    names = ["scheduler", *(f"worker{n}" for n in range(workers))]
+    logs = [(folder / f"{name}.log").open("w") for name in names]
     log = logs[0]
     processes = [
         subprocess.Popen(
@@ -54,17 +60,17 @@ def cluster(tmp_path_factory):
         while not scheduler_file.exists() and time.monotonic() < deadline:
             time.sleep(0.1)
         address = json.loads(scheduler_file.read_text())["address"]
-        for number in range(2):
+        for number in range(workers):
             worker_log = logs[number + 1]
             processes.append(
                 subprocess.Popen(
-                    [DASK, "worker", address, "--nworkers", "1", "--nthreads", "1",
+                    [DASK, "worker", address, "--nworkers", "1", "--nthreads", str(threads),
                      "--no-dashboard", "--name", f"w{number}",
                      "--preload", str(course.ROOT / "tests" / "dask_faults.py")],
                     env=env, stdout=worker_log, stderr=worker_log, start_new_session=True,
                 )
             )  # fmt: skip
-        _wait_for_workers(address, 2)
+        _wait_for_workers(address, workers)
         yield {"address": address, "folder": folder}
     finally:
         for process in reversed(processes):
@@ -180,3 +186,19 @@ def test_ctrl_c_stops_the_cluster_too(cluster, graded_class, tmp_path):
 
 def _processes():
     return subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+
+
+def test_a_worker_of_several_threads_is_refused(graded_class, tmp_path):
+    """Workers started with --nthreads 2 would mix students' outputs: one line, exit 2?"""
+    subs = tmp_path / "subs"
+    _copy_students(graded_class, ["honest"], subs)
+    threaded = _cluster(tmp_path / "threaded", workers=1, threads=2)
+    address = next(threaded)["address"]
+    try:
+        done = course.grade_command(
+            subs, graded_class["course"], tmp_path / "out", "--dry-run", "--scheduler", address
+        )
+    finally:
+        threaded.close()
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "run several threads: start every worker with --nthreads 1" in done.stderr

@@ -218,6 +218,44 @@ def test_feedback_runs_no_student_script(graded_class):
     assert "<script>document.title" not in page  # the source shows it escaped, as code
 
 
+LIVE = """
+(() => {
+  const live = [];
+  for (const el of document.querySelectorAll('*')) {
+    for (const attr of el.getAttributeNames()) {
+      if (attr.startsWith('on')) live.push(el.tagName + ' ' + attr);
+    }
+  }
+  for (const el of document.querySelectorAll('script, iframe, object, embed, svg[onload]'))
+    live.push(el.tagName);
+  for (const el of document.querySelectorAll('[href], [src]')) {
+    const url = el.getAttribute('href') || el.getAttribute('src');
+    if (/^\\s*(javascript|vbscript|data:text)/i.test(url)) live.push('link ' + url);
+    if (/^\\s*(https?:)?\\/\\//i.test(url) && el.tagName !== 'A') live.push('request ' + url);
+  }
+  return {live: live, maths: document.querySelectorAll('math').length, title: document.title};
+})()
+"""
+
+
+@pytest.mark.browser
+def test_student_markup_is_never_live(graded_class):
+    """On the page of a student whose Markdown attacks, does nothing of it run or load?
+
+    No script, frame, event handler or javascript: link from the student's text,
+    no request to the network (its beacon, or MathJax), the maths drawn as MathML.
+    """
+    from .. import browser
+
+    page = graded_class["out"] / "feedback" / "markup.html"
+    with browser.Browser() as chromium:
+        seen = chromium.look(page, LIVE)
+    assert seen["live"] == [], seen["live"]
+    assert seen["maths"] >= 2 and "pwned" not in seen["title"]
+    text = page.read_text()
+    assert "Averaging forgets who said what." in text and "mathjax" not in text.lower()
+
+
 def test_scores_land_in_the_gradebook(graded_class):
     """Are the scores in the course's nbgrader gradebook, the manual answer left to a TA?"""
     rows = graded_class["rows"]

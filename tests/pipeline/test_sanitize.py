@@ -91,3 +91,33 @@ def test_whole_number_grade_id_is_tampering(release_nb):
     cell.metadata.nbgrader["grade_id"] = 7
     found = sanitize.inspect(nb, release_nb)
     assert found.status == "tampered" and "unknown cells 7" in found.detail
+
+
+@pytest.mark.parametrize(
+    "data, says",
+    [
+        (b"[" * 50_000 + b"]" * 50_000, "nests JSON deeper than"),
+        (b'{"nbformat": 4, "x": ' + b"[" * 5_000 + b"]" * 5_000 + b"}", "nests JSON deeper than"),
+        (
+            b'{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": ['
+            + b",".join([b'{"cell_type": "markdown", "metadata": {}, "source": ""}'] * 2_001)
+            + b"]}",
+            "2,001 cells, more than the 2,000 graded",
+        ),
+    ],
+    ids=["nested-lists", "nested-metadata", "too-many-cells"],
+)
+def test_what_is_parsed_is_bounded(data, says):
+    """Is a deeply nested or huge notebook unreadable, with the reason, not a grader error?"""
+    with pytest.raises(sanitize.Unreadable, match=says):
+        sanitize.read(data)
+
+
+def test_brackets_in_strings_are_not_nesting(release_nb):
+    """Does text full of brackets inside a cell still read (strings are not nesting)?"""
+    import nbformat
+
+    nb = copy.deepcopy(release_nb)
+    nb.cells[0].source = "[[[[{{{{" * 1_000 + '\\"[[[['
+    read, _ = sanitize.read(nbformat.writes(nb).encode())
+    assert read.cells[0].source == nb.cells[0].source

@@ -12,8 +12,10 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import zipfile
 
+import nbformat
 import pytest
 
 from autograder.pipeline import notebook, results
@@ -124,7 +126,7 @@ def test_a_grader_that_cannot_start_still_writes_results(unpacked, tmp_path):
         [str(root / "run_autograder")], env=env, capture_output=True, timeout=60, cwd=root
     )
     results = json.loads((root / "results" / "results.json").read_text())
-    assert results["score"] == 0 and "could not start" in results["output"]
+    assert results["score"] == 0 and "could not finish" in results["output"]
     assert shutil.which("bash")
 
 
@@ -136,6 +138,139 @@ def test_a_forbidden_sandbox_is_told_to_instructors_only(source_nb):
     log = "WARNING: grading WITHOUT these protections:\n  - bubblewrap did not start"
     results = gradescope.results_for(course.ASSIGNMENT, row, log)
     hidden = [t for t in results["tests"] if t["visibility"] == "hidden"]
-    assert len(hidden) == 1 and "forbids the bubblewrap sandbox" in hidden[0]["output"]
+    assert len(hidden) == 1 and "because: bubblewrap did not start" in hidden[0]["output"]
     shown = [t["output"] for t in results["tests"] if t["visibility"] != "hidden"]
     assert not any("bubblewrap" in text for text in shown + [results["output"]])
+
+
+# ----------------------------------------------- attacks, in Gradescope's two kinds of container
+
+# Student code that attacks the Gradescope run; ROOT is Gradescope's root folder
+# (/autograder there), which a student knows.
+ATTACKS = {
+    "forge_and_kill": """
+import json, os, signal
+try:
+    with open(ROOT + "/results/results.json", "w") as out:
+        json.dump({"score": 41, "output": "forged", "tests": []}, out)
+except OSError as why:
+    print("cannot forge:", why)
+for pid in os.listdir("/proc"):
+    if pid.isdigit() and int(pid) != os.getpid():
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+        except OSError:
+            pass
+""",
+    "patch_helper": """
+try:
+    with open(ROOT + "/source/course/source/08-multi-head/lab_checks.py", "a") as out:
+        out.write("\\ndef check_close(*a, **k):\\n    return None\\n")
+except OSError as why:
+    print("cannot patch:", why)
+""",
+    "read_source": """
+import json
+try:
+    source = json.load(open(ROOT + "/source/course/source/08-multi-head/multi_head.ipynb"))
+    for cell in source["cells"]:
+        if cell["metadata"].get("nbgrader", {}).get("solution") and cell["cell_type"] == "code":
+            exec("".join(cell["source"]), globals())
+except Exception as why:
+    print("cannot read:", why)
+""",
+    "linger": """
+import json, os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        time.sleep(4)
+        try:
+            with open(ROOT + "/results/results.json", "w") as out:
+                json.dump({"score": 41, "output": "late forgery", "tests": []}, out)
+        except OSError:
+            pass
+    os._exit(0)
+""",
+}
+NO_NAMESPACES = (
+    "import os, sys; from autograder.sandbox import syscalls; syscalls.install(); "
+    "os.execv('/bin/bash', ['bash', sys.argv[1]])"
+)
+
+
+def _attack_notebook(name, root):
+    release = notebook.read(course.ROOT / course.RELEASE)
+    code = f"ROOT = {str(root)!r}\n" + ATTACKS[name]
+    return nbformat.writes(notebook.fill(release, {"two_worlds": code})).encode()
+
+
+def _run_in(container, source, tmp_path, files, link=None):
+    """run_autograder as Gradescope runs it, in ``container`` ("docker": namespaces refused)."""
+    root = _gradescope_root(source, tmp_path)
+    for name, data in files.items():
+        (root / "submission" / name).write_bytes(data(root) if callable(data) else data)
+    if link:
+        (root / "submission" / course.NOTEBOOK).symlink_to(root / link)
+    env = {**os.environ, "GRADESCOPE_ROOT": str(root), "AUTOGRADER_PYTHON": sys.executable}
+    command = [str(root / "run_autograder")]
+    if container == "docker":
+        command = [sys.executable, "-c", NO_NAMESPACES, str(root / "run_autograder")]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, cwd=root)
+    assert done.returncode == 0, done.stderr
+    return root, json.loads((root / "results" / "results.json").read_text())
+
+
+@pytest.fixture(scope="module", params=["plain", "docker"])
+def container(request, unpacked, tmp_path_factory):
+    """Each container with the blank notebook's score in it: ``(name, blank's results)``."""
+    source, _ = unpacked
+    blank = (course.ROOT / course.RELEASE).read_bytes()
+    _, results = _run_in(
+        request.param, source, tmp_path_factory.mktemp("blank"), {course.NOTEBOOK: blank}
+    )
+    return request.param, results
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_an_attack_scores_no_more_than_a_blank(container, unpacked, tmp_path, attack):
+    """Forging, killing, patching, reading the source, lingering: no point more than blank?"""
+    name, blank = container
+    source, _ = unpacked
+    root, results = _run_in(
+        name, source, tmp_path, {course.NOTEBOOK: lambda r: _attack_notebook(attack, r)}
+    )
+    assert results["score"] <= blank["score"] and "forged" not in results["output"], results
+    if attack == "linger":  # its forgery would land four seconds in: it is dead by then
+        time.sleep(5)
+        again = json.loads((root / "results" / "results.json").read_text())
+        assert again == results
+    if name == "docker":
+        log = results["tests"][-1]["output"]
+        assert "because: " in log and "runs as nobody" in log  # the real reason, to instructors
+    listing = subprocess.run(["ps", "-eo", "user,args"], capture_output=True, text=True).stdout
+    assert not [line for line in listing.splitlines() if line.startswith("nobody")], listing
+
+
+def test_a_link_to_the_source_is_refused(container, unpacked, tmp_path):
+    """A submission that is a link to the course's source notebook: refused, never graded?"""
+    name, blank = container
+    source, _ = unpacked
+    link = f"source/course/{course.SOURCE}"
+    _, results = _run_in(name, source, tmp_path, {}, link=link)
+    assert results["score"] == 0 and "link" in results["output"]
+
+
+def test_the_bundle_holds_no_solution(unpacked, source_nb, release_nb):
+    """Is the bundle's source the tests and the stubs, with no line of a solution?"""
+    source, _ = unpacked
+    bundled = notebook.read(source / "course" / course.SOURCE)
+    stubs = notebook.answers(release_nb)
+    for answer, text in notebook.answers(bundled).items():
+        assert text.startswith(stubs[answer]), answer
+        extra = text[len(stubs[answer]) :].splitlines()
+        assert all(line.endswith(" = None  # the answer binds it") for line in extra if line)
+    assert [c.source for c in bundled.cells if notebook.is_test(c)] == [
+        c.source for c in source_nb.cells if notebook.is_test(c)
+    ]
+    assert "BEGIN SOLUTION" not in (source / "course" / course.SOURCE).read_text()
