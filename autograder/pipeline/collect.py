@@ -144,6 +144,7 @@ class Submission:
     timestamp: datetime | None = None
     lms_id: str = ""  # the LMS's own id of the student (Canvas user id, Moodle participant)
     name: str = ""  # the student's name as the LMS gave it, for people to read
+    renamed: dict[str, str] = field(default_factory=dict)  # notebook -> the file graded as it
 
     @property
     def sha256(self) -> str:
@@ -313,6 +314,18 @@ def _assignment_folders(root: Path, assignment: Assignment) -> list[Path]:
     return found
 
 
+def _renamed_copy(work: Path, assignment: Assignment) -> Path | None:
+    """The one notebook in an assignment folder of one notebook, when it has another name.
+
+    Jupyter's "Duplicate" makes ``hw1-Copy1.ipynb``; a student who hands
+    that in alone is graded on it, with a note to keep the name.
+    """
+    if len(assignment.notebooks) != 1:
+        return None
+    found = [p for p in sorted(work.glob("*.ipynb")) if p.is_file() and not p.is_symlink()]
+    return found[0] if len(found) == 1 else None
+
+
 def _named_notebooks(root: Path, graded: set[Path]) -> None:
     """Warn about every notebook below ``root`` that is not one of the ``graded`` files."""
     for path in sorted(root.rglob("*.ipynb")):
@@ -352,11 +365,15 @@ def from_nbgrader_layout(folder: Path, assignment: Assignment) -> list[Submissio
             continue
         files = OnDisk()
         unreadable: dict[str, str] = {}
+        renamed: dict[str, str] = {}
         newest = 0.0
         for notebook in assignment.notebooks:
             path = work / notebook
             if not path.is_file():
-                continue
+                copy = _renamed_copy(work, assignment)
+                if copy is None:
+                    continue
+                path, renamed = copy, {notebook: copy.name}
             graded.add(path)
             if not _inside(path, root):
                 unreadable[notebook] = "it links outside the submissions folder: not read"
@@ -372,7 +389,7 @@ def from_nbgrader_layout(folder: Path, assignment: Assignment) -> list[Submissio
         modified = stamp or datetime.fromtimestamp(newest)
         origin = str(work.relative_to(root))
         found.append(
-            Submission(student.name, files, origin, modified, 0, unreadable, timestamp=stamp)
+            Submission(student.name, files, origin, modified, 0, unreadable, stamp, renamed=renamed)
         )
     if found:
         _named_notebooks(root, graded)

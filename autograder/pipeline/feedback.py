@@ -83,11 +83,21 @@ TEMPLATES = Path(__file__).parent / "templates"  # lab_feedback: the summary, th
 NOT_ATTEMPTED_MARKDOWN = "YOUR ANSWER HERE"  # nbgrader's stub for a written answer
 
 
+def _sentence(text: str) -> str:
+    """``text`` starting with a capital, unless it starts with a file's name (kept as it is)."""
+    first = text.split(" ", 1)[0]
+    return text if "." in first or "_" in first else text[:1].upper() + text[1:]
+
+
 def grading_note(status: Any, detail: str) -> str:
-    """What the page says when grading was incomplete ("" when it was complete)."""
+    """What the page says when grading was incomplete, or a note beside a complete grading.
+
+    "" when it was complete with nothing to say (a note: a renamed notebook, an
+    old notebook format upgraded).
+    """
     if str(status) == "ok":
-        return ""
-    detail = detail[:1].upper() + detail[1:]
+        return f"Note: {_sentence(detail)}." if detail else ""
+    detail = _sentence(detail)
     return (
         f"Grading note ({status}): {detail}. The points shown are what the parts that "
         "could be graded earned; a TA has been told."

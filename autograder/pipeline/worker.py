@@ -181,6 +181,9 @@ class Worker:
         if name not in submission.files:
             return _Graded(Status.UNREADABLE, f"{name} is missing from the submission")
         clean, status, detail = self.prepare(sid, name, submission.files[name])
+        if name in submission.renamed:
+            kept = f"graded {submission.renamed[name]} as {name}: keep the notebook's name"
+            detail = "; ".join(filter(None, [kept, detail]))
         if clean is None:
             return _Graded(status, detail)
         sandbox = self._sandbox()

@@ -9,10 +9,16 @@ Restart & Run All* would, then lists every answer as
 - ``not attempted``: the cell still holds its stub;
 - ``missing``: the answer cell is gone (restore it from a fresh copy).
 
+A cell that is neither an answer nor a test failing (the setup cell, when
+matplotlib is missing or ``lab_checks.py`` is not beside the notebook) is named
+first, with its cause and the fix: every answer after it fails because of it.
+A notebook renamed by Jupyter (``hw1-Copy1.ipynb``), the only one in the
+folder, is checked with a reminder to keep the name.
+
 Hidden tests run only when the notebook is graded, so passing here is
-necessary, not sufficient. Exit status 0 only when every answer is done and
-every visible test passes; 1 otherwise; 2 when the notebook cannot be read or
-run at all.
+necessary, not sufficient. Exit status 0 only when every cell runs, every
+answer is done and every visible test passes; 1 otherwise; 2 when the
+notebook cannot be read or run at all.
 
 This file is the same code as ``python -m autograder check`` in the course
 repository: ``python -m autograder generate`` copies it into the release
@@ -24,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -125,6 +132,35 @@ def run(nb: Any, folder: Path, timeout: float) -> Any:
     return nb
 
 
+def fix_for(message: str, helpers: Path | None = None) -> str:
+    """What to do about an error a cell outside the answers raised ("" when unknown).
+
+    helpers: the release folder, whose ``.py`` files must sit beside the notebook.
+    """
+    missing = re.match(r"ModuleNotFoundError: No module named '([\w.]+)'", message)
+    if not missing:
+        return ""
+    module = missing.group(1).split(".")[0]
+    if helpers is not None and (helpers / f"{module}.py").is_file():
+        return f"keep {module}.py (from the release folder) beside the notebook"
+    return f"install {module} where Jupyter runs (pip install {module}), then run again"
+
+
+def broken_cells(executed: Any, stubs: dict[str, str], helpers: Path | None = None) -> list[str]:
+    """A line for each cell outside the answers and tests that raised an error, in order."""
+    found = []
+    for number, cell in enumerate(executed.cells, 1):
+        meta = _meta(cell)
+        if cell.get("cell_type") != "code" or _is_test(cell) or meta.get("grade_id") in stubs:
+            continue
+        message = _error(cell)
+        if message:
+            where = f"cell {number}" + (f" ({meta['grade_id']})" if meta.get("grade_id") else "")
+            fix = fix_for(message, helpers)
+            found.append(f"{where} fails: {message}" + (f": {fix}" if fix else ""))
+    return found
+
+
 def verdicts(executed: Any, stubs: dict[str, str]) -> dict[str, tuple[str, str]]:
     """``{answer id: (state, message)}`` for an executed notebook; see the module's list."""
     cells = {_meta(c).get("grade_id"): c for c in executed.cells if _meta(c).get("solution")}
@@ -149,8 +185,17 @@ def verdicts(executed: Any, stubs: dict[str, str]) -> dict[str, tuple[str, str]]
     return results
 
 
-def report(results: dict[str, tuple[str, str]]) -> int:
-    """Print one line per answer and what it means; return the exit status (0 or 1)."""
+def report(results: dict[str, tuple[str, str]], broken: list[str] | None = None) -> int:
+    """Print one line per answer and what it means; return the exit status (0 or 1).
+
+    broken: lines for cells outside the answers that failed (:func:`broken_cells`),
+    shown first: what fails after them may fail because of them.
+    """
+    broken = broken or []
+    for line in broken:
+        print(line)
+    if broken:
+        print("Fix that first: the answers below may fail only because of it.\n")
     width = max(len(answer) for answer in results)
     for answer, (state, message) in results.items():
         line = f"{answer:<{width}}  {state}"
@@ -158,18 +203,33 @@ def report(results: dict[str, tuple[str, str]]) -> int:
     done = sum(state == DONE for state, _ in results.values())
     print("\nHidden tests run only when your notebook is graded: passing here is a good sign,")
     print("not the final score.")
-    if done == len(results):
+    if done == len(results) and not broken:
         print(f"\nall {done} answers done and every visible test passes: ready to submit")
         return 0
+    if broken:
+        print(f"\n{len(broken)} cell(s) outside the answers fail: not ready to submit yet")
+        return 1
     print(f"\n{done} of {len(results)} answers done: not ready to submit yet")
     return 1
 
 
-def check_notebook(path: Path, stubs: dict[str, str], timeout: float = TIMEOUT) -> int:
-    """Check the notebook at ``path`` against its answers' ``stubs``; the exit status."""
+def check_notebook(
+    path: Path, stubs: dict[str, str], timeout: float = TIMEOUT, helpers: Path | None = None
+) -> int:
+    """Check the notebook at ``path`` against its answers' ``stubs``; the exit status.
+
+    helpers: the release folder (its helper modules belong beside the notebook).
+    """
     nb = read(path)
     print(f"running {path.name} in a fresh kernel...", flush=True)
-    return report(verdicts(run(nb, path.parent.resolve(), timeout), stubs))
+    executed = run(nb, path.parent.resolve(), timeout)
+    return report(verdicts(executed, stubs), broken_cells(executed, stubs, helpers))
+
+
+def renamed(folder: Path, expected: str) -> Path | None:
+    """The one notebook in ``folder`` when ``expected`` is not there (a renamed copy), or None."""
+    found = [p for p in sorted(folder.glob("*.ipynb")) if p.name != expected and p.is_file()]
+    return found[0] if len(found) == 1 else None
 
 
 def main(argv: list[str] | None = None, assignment: dict[str, Any] | None = None) -> int:
@@ -193,6 +253,14 @@ def main(argv: list[str] | None = None, assignment: dict[str, Any] | None = None
     try:
         if args.timeout <= 0:
             raise CannotCheck("--timeout must be positive")
+        if not args.notebook and len(notebooks) == 1 and not paths[0].exists():
+            copy = renamed(here, paths[0].name)
+            if copy is not None:
+                print(
+                    f"note: checking {copy.name}; rename it {paths[0].name} before you submit "
+                    "(the grader looks for that name)"
+                )
+                paths = [copy]
         for path in paths:
             name = path.name if path.name in notebooks else None
             if name is None and len(notebooks) == 1:
@@ -201,7 +269,7 @@ def main(argv: list[str] | None = None, assignment: dict[str, Any] | None = None
                 raise CannotCheck(f"{path.name} is none of {', '.join(notebooks)}")
             if not path.is_file():
                 raise CannotCheck(f"cannot check {path}: it does not exist")
-            worst = max(worst, check_notebook(path, notebooks[name], args.timeout))
+            worst = max(worst, check_notebook(path, notebooks[name], args.timeout, here))
     except CannotCheck as why:
         print(f"self-check: error: {why}", file=sys.stderr)
         return 2

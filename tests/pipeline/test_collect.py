@@ -278,3 +278,14 @@ def test_a_path_is_never_an_id(tmp_path, capsys):
         out.writestr(f"x/../{course.ASSIGNMENT.id}/{course.NOTEBOOK}", b"up")
         out.writestr(f"ada/{course.ASSIGNMENT.id}/{course.NOTEBOOK}", b"ada")
     assert sorted(_ids(archive)) == ["ada"]
+
+
+def test_a_renamed_notebook_alone_is_graded_as_the_notebook(tmp_path):
+    """multi_head-Copy1.ipynb, alone in a student's folder: graded as multi_head.ipynb, noted?"""
+    _touch(tmp_path / "ada" / course.ASSIGNMENT.id / "multi_head-Copy1.ipynb", b"mine")
+    _touch(tmp_path / "ben" / course.ASSIGNMENT.id / "a.ipynb", b"one")
+    _touch(tmp_path / "ben" / course.ASSIGNMENT.id / "b.ipynb", b"two")
+    found = _ids(tmp_path)
+    assert found["ada"].files[course.NOTEBOOK] == b"mine"
+    assert found["ada"].renamed == {course.NOTEBOOK: "multi_head-Copy1.ipynb"}
+    assert course.NOTEBOOK not in found["ben"].files  # two candidates: which one is not guessed

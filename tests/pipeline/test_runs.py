@@ -86,10 +86,15 @@ def test_the_output_folder_holds_one_class(small_class):
     other = base / "other"
     (other / "cy").mkdir(parents=True)
     shutil.copytree(subs / "ada" / lab.ASSIGNMENT.id, other / "cy" / lab.ASSIGNMENT.id)
+    work = other / "cy" / lab.ASSIGNMENT.id  # cy hands in Jupyter's duplicate, renamed
+    (work / lab.NOTEBOOK).rename(work / "multi_head-Copy1.ipynb")
     assert lab.grade_command(other, course_dir, base / "out", "--dry-run").returncode == 0
     assert sorted(p.name for p in (base / "out" / "feedback").iterdir()) == ["cy.html"]
     assert sorted(p.name for p in (base / "out" / "autograded").iterdir()) == ["cy"]
-    assert list(csv_scores(base / "out")) == ["cy"]
+    assert csv_scores(base / "out") == {"cy": 39}  # graded on the renamed notebook
+    page = html.unescape((base / "out" / "feedback" / "cy.html").read_text())
+    note = "Note: Graded multi_head-Copy1.ipynb as multi_head.ipynb: keep the notebook's name"
+    assert note in page
 
 
 RACES = 2  # how many times the two runs race; raise it to hunt a flaky lock

@@ -160,3 +160,70 @@ def test_failed_check_ends_with_its_message(tmp_path, release_nb):
     for cell in nb.cells:  # a hidden test's placeholder prints nothing
         if "# Hidden test:" in cell.source:
             assert cell.outputs == [], cell.source
+
+
+def _with_error(nb, grade_id, ename, evalue):
+    """``nb`` with the cell ``grade_id`` (or the first code cell of that id) ending in an error."""
+    for cell in nb.cells:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id:
+            cell.outputs = [nbformat.v4.new_output("error", ename=ename, evalue=evalue,
+                                                   traceback=[])]  # fmt: skip
+            return nb
+    raise AssertionError(f"no cell {grade_id}")
+
+
+@pytest.mark.parametrize(
+    "module, fix",
+    [
+        ("matplotlib", "install matplotlib where Jupyter runs (pip install matplotlib)"),
+        ("lab_checks", "keep lab_checks.py (from the release folder) beside the notebook"),
+    ],
+)
+def test_a_failing_setup_cell_is_named_with_its_fix(solution_nb, release_nb, capsys, module, fix):
+    """Without matplotlib, or away from lab_checks.py: the setup cell and the fix come first?"""
+    stubs = self_check_stubs(release_nb)
+    nb = _with_error(
+        nbformat.from_dict(solution_nb), "setup", "ModuleNotFoundError",
+        f"No module named '{module}'",
+    )  # fmt: skip
+    helpers = (course.ROOT / course.RELEASE).parent
+    broken = self_check.broken_cells(nb, stubs, helpers)
+    assert len(broken) == 1 and "(setup) fails: ModuleNotFoundError" in broken[0]
+    assert broken[0].endswith(fix) or fix in broken[0], broken
+    assert self_check.report(self_check.verdicts(nb, stubs), broken) == 1
+    shown = capsys.readouterr().out
+    assert shown.startswith(broken[0]) and "ready to submit" not in shown.replace("not ready", "")
+
+
+def test_any_failing_cell_means_not_ready(solution_nb, release_nb, capsys):
+    """Every answer done, but a lab cell after them fails: not ready, and the cell named?"""
+    stubs = self_check_stubs(release_nb)
+    nb = nbformat.from_dict(solution_nb)
+    lab_cells = [
+        n for n, c in enumerate(nb.cells, 1)
+        if c.cell_type == "code" and not c.get("metadata", {}).get("nbgrader")
+    ]  # fmt: skip
+    cell = nb.cells[lab_cells[-1] - 1]
+    cell.outputs = [nbformat.v4.new_output("error", ename="AttributeError",
+                                           evalue="'list' object has no attribute 'shape'",
+                                           traceback=[])]  # fmt: skip
+    broken = self_check.broken_cells(nb, stubs)
+    assert broken == [f"cell {lab_cells[-1]} fails: AttributeError: 'list' object has no "
+                      "attribute 'shape'"]  # fmt: skip
+    assert self_check.report(self_check.verdicts(nb, stubs), broken) == 1
+    assert "not ready to submit" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_a_renamed_notebook_is_checked_with_a_reminder(tmp_path):
+    """multi_head-Copy1.ipynb, the only notebook in the folder: checked, and told to rename?"""
+    folder = tmp_path / "release"
+    shutil.copytree((course.ROOT / course.RELEASE).parent, folder)
+    (folder / course.NOTEBOOK).rename(folder / "multi_head-Copy1.ipynb")
+    done = subprocess.run(
+        [sys.executable, "self_check.py"], cwd=folder, capture_output=True, text=True,
+        timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr  # the untouched release: not done
+    assert f"note: checking multi_head-Copy1.ipynb; rename it {course.NOTEBOOK}" in done.stdout
+    assert done.stdout.count("not attempted") == 10
