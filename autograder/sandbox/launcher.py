@@ -21,6 +21,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -315,40 +316,16 @@ class Sandbox:
         _remove_cgroup(self.cgroup)
 
 
-def _kill_cgroup(group: Path | None, wait: float = 5.0) -> None:
-    """SIGKILL every process in a pids cgroup, until none is left (or ``wait`` runs out)."""
-    if group is None:
-        return
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        try:
-            pids = [int(p) for p in (group / "cgroup.procs").read_text().split()]
-        except (OSError, ValueError):
-            return
-        if not pids:
-            return
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        time.sleep(0.05)
+def _kill_until_gone(alive: Callable[[], list[int]], wait: float) -> list[int]:
+    """SIGKILL the processes ``alive()`` lists until it lists none (or ``wait`` s pass).
 
-
-def kill_user(uid: int, wait: float = 5.0) -> list[int]:
-    """SIGKILL every process of ``uid`` until none is left; the pids that were found.
-
-    For a container that is the grader's alone (Gradescope's), where the
-    sandbox's uid runs nothing but student code.
+    Returns every pid it found: a process can start another while its siblings
+    are killed, so the list is asked for again until it is empty.
     """
     found: set[int] = set()
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
-        pids = [
-            int(p.name)
-            for p in Path("/proc").iterdir()
-            if p.name.isdigit() and _owner(p) == uid and int(p.name) != os.getpid()
-        ]
+        pids = alive()
         if not pids:
             break
         found.update(pids)
@@ -359,6 +336,39 @@ def kill_user(uid: int, wait: float = 5.0) -> list[int]:
                 pass
         time.sleep(0.05)
     return sorted(found)
+
+
+def _kill_cgroup(group: Path | None, wait: float = 5.0) -> None:
+    """SIGKILL every process in a pids cgroup, until none is left (or ``wait`` runs out)."""
+
+    if group is None:
+        return
+    procs = group / "cgroup.procs"
+
+    def members() -> list[int]:
+        try:
+            return [int(p) for p in procs.read_text().split()]
+        except (OSError, ValueError):
+            return []
+
+    _kill_until_gone(members, wait)
+
+
+def kill_user(uid: int, wait: float = 5.0) -> list[int]:
+    """SIGKILL every process of ``uid`` until none is left; the pids that were found.
+
+    For a container that is the grader's alone (Gradescope's), where the
+    sandbox's uid runs nothing but student code.
+    """
+
+    def owned() -> list[int]:
+        return [
+            int(p.name)
+            for p in Path("/proc").iterdir()
+            if p.name.isdigit() and _owner(p) == uid and int(p.name) != os.getpid()
+        ]
+
+    return _kill_until_gone(owned, wait)
 
 
 def _remove_cgroup(group: Path | None, wait: float = 2.0) -> None:
