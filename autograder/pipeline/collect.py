@@ -432,20 +432,15 @@ def _warn_shared(files: list[_File]) -> None:
         if item.lms_id:
             names.setdefault(slug(item.name or item.student_id), set()).add(item.student_id)
             keys.setdefault(item.lms_id, set()).add(item.student_id)
-    for name, ids in sorted(names.items()):
-        if len(ids) > 1:
-            print(
-                f"warning: {len(ids)} students are called {name}: {', '.join(sorted(ids))}; "
-                "graded apart, each by the LMS's own id",
-                file=sys.stderr,
-            )
-    for key, ids in sorted(keys.items()):
-        if len(ids) > 1:
-            print(
-                f"warning: LMS id {key} is claimed by {', '.join(sorted(ids))}: check these "
-                "files; the exports write neither",
-                file=sys.stderr,
-            )
+    said = (
+        (names, "{n} students are called {what}: {ids}; graded apart, each by the LMS's own id"),
+        (keys, "LMS id {what} is claimed by {ids}: check these files; the exports write neither"),
+    )
+    for groups, message in said:
+        for what, ids in sorted(groups.items()):
+            if len(ids) > 1:
+                text = message.format(n=len(ids), what=what, ids=", ".join(sorted(ids)))
+                print(f"warning: {text}", file=sys.stderr)
 
 
 def _combine(found: list[_File]) -> list[Submission]:

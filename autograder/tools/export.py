@@ -40,6 +40,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from ..pipeline.collect import slug
 from ..pipeline.course import Assignment, find_assignment
 from ..pipeline.errors import UserError
+from ..pipeline.results import after_penalty
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ def totals_in(gb: Gradebook, assignment_id: str) -> dict[str, Total]:
         raise UserError(f"the gradebook has no grades for {assignment_id} yet") from None
     found = {}
     for sub in submissions:
-        score = max(0.0, float(sub.score) - float(sub.late_submission_penalty or 0))
+        score = after_penalty(float(sub.score), float(sub.late_submission_penalty or 0))
         student = sub.student
         name = " ".join(filter(None, (student.first_name, student.last_name)))
         found[student.id] = Total(

@@ -11,7 +11,15 @@ page, the class report and the summary show, and what the rerun state
 ``tests/test_layers.py`` checks it.
 """
 
-from .outcome import HEADER, Outcome, cell_text, from_gradebook, read_csv, write_csv
+from .outcome import (
+    HEADER,
+    Outcome,
+    after_penalty,
+    cell_text,
+    from_gradebook,
+    read_csv,
+    write_csv,
+)
 from .recorder import Recorder, gradebook_has_assignment, write_atomic
 from .store import (
     NOT_FINISHED,
@@ -30,6 +38,7 @@ __all__ = [
     "Outcome",
     "Recorder",
     "Store",
+    "after_penalty",
     "StoredRows",
     "cell_text",
     "exclusive",

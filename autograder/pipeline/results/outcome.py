@@ -26,6 +26,11 @@ from ..course import Assignment
 HEADER = ("student_id", "score", "max_score", "status", "raw_score", "late_penalty")
 
 
+def after_penalty(raw_score: float, late_penalty: float) -> float:
+    """A student's total, as ``nbgrader export`` computes it: never below 0."""
+    return max(0.0, raw_score - late_penalty)
+
+
 @dataclass
 class Outcome:
     """One student's grading: a line of ``grades.csv`` and what every page says.
@@ -55,7 +60,7 @@ class Outcome:
     @property
     def score(self) -> float:
         """The total after the late penalty, as ``nbgrader export`` computes it."""
-        return max(0.0, self.raw_score - self.late_penalty)
+        return after_penalty(self.raw_score, self.late_penalty)
 
     def as_dict(self) -> dict[str, Any]:
         """The outcome as plain data (what :class:`Outcome` takes back as keywords)."""
