@@ -19,6 +19,17 @@ SOLUTION = ASSIGNMENT.solution(NOTEBOOK).relative_to(ROOT)
 SAMPLE_CLASS = Path("samples") / "class"
 CORPUS = Path("tests") / "corpus" / ASSIGNMENT.id
 
+
+def _autograded_points() -> float:
+    import nbformat
+
+    cells = nbformat.read(ROOT / SOURCE, 4).cells
+    meta = [c.metadata.get("nbgrader", {}) for c in cells]
+    return sum(m.get("points", 0) for m in meta if m.get("grade") and not m.get("solution"))
+
+
+AUTOGRADED = _autograded_points()  # the points the tests give: all but the written answer
+
 __all__ = ["CONFIG_FILES", "ROOT"]
 
 

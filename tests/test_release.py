@@ -118,3 +118,10 @@ def test_stated_total_matches_points(source_nb):
     stated = re.search(r"\*\*total\*\* \| \| \*\*(\d+)\*\*", source_nb.cells[0].source)
     assert stated, "the opening cell has no total row"
     assert float(stated.group(1)) == total
+    stretch = sum(
+        float(notebook.nbgrader_meta(c).get("points", 0))
+        for c in source_nb.cells
+        if notebook.grade_id(c) and "batched_heads" in str(notebook.grade_id(c))
+    )
+    lab = re.search(r"\*\*the lab\*\* \| \| \*\*(\d+)\*\*", source_nb.cells[0].source)
+    assert lab and float(lab.group(1)) == total - stretch == 41, "the lab keeps its 41 points"

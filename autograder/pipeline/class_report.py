@@ -7,25 +7,35 @@ but to the students' feedback pages beside it), so it opens offline and can be
 mailed. It shows:
 
 - the score distribution and the statuses;
-- per answer: mean points and the share of students with full marks;
+- the class's mistakes by cause (:func:`group_by_cause`): each student under
+  the first broken answer of a chain, in dependency order, the failures it
+  causes in the answers that use it folded beneath; the answers left as stubs
+  apart;
+- per answer: mean points and the share of students with full marks (a written
+  answer over the students a TA has graded, the others "awaiting a TA");
 - per test cell: pass rate and discrimination (the correlation between passing
-  it and the rest of the score), with the tests worth a second look flagged;
-- the class's mistakes, grouped: failing tests' messages with numbers, shapes
-  and quoted names normalised (:func:`mistake_key`), each group with its
-  students and the tests it hits, largest first.
+  it and the rest of the score), with the tests worth a second look flagged.
+
+Failing tests' messages are grouped with numbers, shapes and quoted names left
+out (:func:`mistake_key`). The page is a Jinja template
+(``templates/class_report/report.html.j2``), escaped as it is filled.
 """
 
 from __future__ import annotations
 
-import html
+import functools
 import math
 import re
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from . import notebook
+import jinja2
+from markupsafe import Markup
+
+from . import dependencies, notebook
 from .notebook import Columns
 from .results import Outcome
 
@@ -35,6 +45,7 @@ FLAG_INVERTED = -0.1  # discrimination below: strong students fail it more than 
 MIN_FOR_FLAGS = 5  # students needed before a flag means anything
 MAX_KEY = 240  # characters of a normalised message kept as its group's key
 MAX_MESSAGE = 4 * MAX_KEY  # characters of a message read to make its key
+SHOWN_STUDENTS = 40  # students listed in a group before "and N more"
 
 
 # ------------------------------------------------------------------ mistakes
@@ -83,6 +94,20 @@ class Mistake:
     tests: dict[str, int] = field(default_factory=dict)  # test column -> failures
 
 
+def _add(
+    groups: dict[tuple[str, str], Mistake], answer: str, test: str, message: str, sid: str
+) -> None:
+    """Count one failing ``test`` of ``answer`` by student ``sid`` in its group."""
+    key = mistake_key(message)
+    group = groups.setdefault((answer, key), Mistake(answer, key, message))
+    group.students.add(sid)
+    group.tests[test] = group.tests.get(test, 0) + 1
+
+
+def _largest_first(groups: dict[tuple[str, str], Mistake]) -> list[Mistake]:
+    return sorted(groups.values(), key=lambda g: (-len(g.students), -sum(g.tests.values()), g.key))
+
+
 def group_mistakes(
     rows: Sequence[Outcome], tests: dict[str, float], owners: dict[str, str]
 ) -> list[Mistake]:
@@ -95,16 +120,100 @@ def group_mistakes(
     """
     groups: dict[tuple[str, str], Mistake] = {}
     for row in rows:
-        for test, possible in tests.items():
-            earned = row.points.get(test)
-            if earned is None or earned >= possible:
+        for test, answer, message in _failures(row, tests, owners):
+            _add(groups, answer, test, message, row.student_id)
+    return _largest_first(groups)
+
+
+def _failures(
+    row: Outcome, tests: dict[str, float], owners: dict[str, str]
+) -> list[tuple[str, str, str]]:
+    """``(test, answer, message)`` of each test ``row`` lost points in, in column order."""
+    found = []
+    for test, possible in tests.items():
+        earned = row.points.get(test)
+        if earned is not None and earned < possible:
+            found.append((test, owners.get(test, ""), str(row.messages.get(test, ""))))
+    return found
+
+
+@dataclass
+class Cause:
+    """Students whose chain of broken answers starts at ``answer``.
+
+    mistakes: the failures in ``answer`` itself, grouped by message; symptoms:
+    the failures they cause in answers that use it, grouped by answer and message.
+    """
+
+    answer: str
+    students: set[str] = field(default_factory=set)
+    mistakes: list[Mistake] = field(default_factory=list)
+    symptoms: list[Mistake] = field(default_factory=list)
+
+
+@dataclass
+class Unattempted:
+    """Students who left ``answer`` as its stub, and the failures that follow from it."""
+
+    answer: str
+    students: set[str] = field(default_factory=set)
+    downstream: int = 0  # failing tests in answers that use it
+
+
+def group_by_cause(
+    rows: Sequence[Outcome],
+    tests: dict[str, float],
+    owners: dict[str, str],
+    graph: dict[str, set[str]],
+) -> tuple[list[Cause], list[Unattempted]]:
+    """The class's failures, each student under the first broken answer of each chain.
+
+    A broken answer (one that lost points) is a root when no answer it uses,
+    directly or not (``graph``: :func:`.dependencies.uses`), is broken or left
+    as a stub; the failures of an answer that uses a broken root are its
+    symptoms, folded under that root. Failures of a stub, and those that follow
+    from one, are counted apart. Within a cause, each student is grouped by the
+    message most of the answer's failing tests share (:func:`mistake_key`; on a
+    tie the longer, since one that names a cause says more than a bare "wrong
+    values"), counting every failing test of the answer. Causes come largest
+    first, then in the order of ``owners``'s answers; a student with two
+    independent mistakes is under both.
+    """
+    order = {answer: i for i, answer in enumerate(dict.fromkeys(owners.values()))}
+    above = {answer: dependencies.upstream(answer, graph) for answer in order}
+    causes: dict[str, Cause] = {}
+    mistakes: dict[str, dict[tuple[str, str], Mistake]] = {}
+    symptoms: dict[str, dict[tuple[str, str], Mistake]] = {}
+    skipped_by: dict[str, Unattempted] = {}
+    for row in rows:
+        sid, skipped = row.student_id, set(row.not_attempted)
+        for answer in skipped:
+            skipped_by.setdefault(answer, Unattempted(answer)).students.add(sid)
+        failures = [f for f in _failures(row, tests, owners) if f[1] not in skipped]
+        broken = {answer for _, answer, _ in failures}
+        seen: dict[str, dict[str, list[str]]] = {}  # root answer -> key -> its messages
+        for test, answer, message in failures:
+            upstream = above.get(answer, set())
+            if not upstream & (broken | skipped):
+                causes.setdefault(answer, Cause(answer)).students.add(sid)
+                seen.setdefault(answer, {}).setdefault(mistake_key(message), []).append(message)
                 continue
-            message = str(row.messages.get(test, ""))
-            answer, key = owners.get(test, ""), mistake_key(message)
-            group = groups.setdefault((answer, key), Mistake(answer, key, message))
-            group.students.add(row.student_id)
-            group.tests[test] = group.tests.get(test, 0) + 1
-    return sorted(groups.values(), key=lambda g: (-len(g.students), -sum(g.tests.values()), g.key))
+            roots = [u for u in upstream & broken if not above.get(u, set()) & (broken | skipped)]
+            for root in roots:
+                _add(symptoms.setdefault(root, {}), answer, test, message, sid)
+            if not roots:
+                for stub in upstream & skipped:
+                    skipped_by[stub].downstream += 1
+        for answer, keys in seen.items():  # each student once per cause, by its main message
+            key = max(keys, key=lambda k: (len(keys[k]), len(k)))
+            for test, _, _ in (f for f in failures if f[1] == answer):
+                _add(mistakes.setdefault(answer, {}), answer, test, keys[key][0], sid)
+    for answer, cause in causes.items():
+        cause.mistakes = _largest_first(mistakes.get(answer, {}))
+        cause.symptoms = _largest_first(symptoms.get(answer, {}))
+    ranked = sorted(causes.values(), key=lambda c: (-len(c.students), order.get(c.answer, 0)))
+    stubs = sorted(skipped_by.values(), key=lambda u: (-len(u.students), order.get(u.answer, 0)))
+    return ranked, stubs
 
 
 # ------------------------------------------------------------------ statistics
@@ -169,26 +278,51 @@ def stats_per_test(
     return found
 
 
+@dataclass
+class AnswerStats:
+    """One answer across the class: mean points and share with full marks (0..1).
+
+    For a written answer both are over the students a TA has graded (None when
+    none has been yet); ``awaiting`` counts the others.
+    """
+
+    answer: str
+    mean: float | None
+    possible: float
+    full: float | None
+    awaiting: int = 0
+
+
 def stats_per_answer(
     rows: Sequence[Outcome], groups: dict[str, list[str]], possible: dict[str, float]
-) -> list[tuple[str, float, float, float]]:
-    """``(answer, mean points, points possible, share with full marks)`` per answer.
+) -> list[AnswerStats]:
+    """Each answer's :class:`AnswerStats` over ``rows``.
 
     groups: ``{answer: [its columns]}`` (its tests, or its own manual column).
-    A manual answer not graded yet counts 0, as in the gradebook.
+    A column holding None in a row is an answer no TA has graded yet.
     """
     top = {answer: sum(possible[c] for c in cols) for answer, cols in groups.items()}
     total = dict.fromkeys(groups, 0.0)
     full = dict.fromkeys(groups, 0)
-    n = 0
+    graded = dict.fromkeys(groups, 0)
+    awaiting = dict.fromkeys(groups, 0)
     for row in rows:  # one pass: the rows may be read from disk
-        n += 1
         for answer, cols in groups.items():
+            if any(row.points.get(c, 0) is None for c in cols):
+                awaiting[answer] += 1
+                continue
             earned = sum(row.points.get(c) or 0 for c in cols)
+            graded[answer] += 1
             total[answer] += earned
             full[answer] += earned >= top[answer]
     return [
-        (answer, total[answer] / n if n else 0.0, top[answer], full[answer] / n if n else 0.0)
+        AnswerStats(
+            answer,
+            total[answer] / graded[answer] if graded[answer] else None,
+            top[answer],
+            full[answer] / graded[answer] if graded[answer] else None,
+            awaiting[answer],
+        )
         for answer in groups
     ]
 
@@ -276,44 +410,20 @@ def histogram_svg(scores: Sequence[float], max_score: float) -> str:
     return "".join(parts)
 
 
-def _e(text: Any) -> str:
-    return html.escape(str(text))
+TEMPLATES = Path(__file__).parent / "templates" / "class_report"
 
 
-def _pct(share: float) -> str:
-    return f"{100 * share:.0f}%"
-
-
-def _students(ids: Sequence[str], shown: int = 40) -> str:
-    links = [f'<a href="feedback/{_e(s)}.html">{_e(s)}</a>' for s in sorted(ids)]
-    if len(links) <= shown:
-        return ", ".join(links)
-    return (
-        ", ".join(links[:shown])
-        + f" <details><summary>and {len(links) - shown} more</summary>{', '.join(links[shown:])}"
-        + "</details>"
+@functools.cache
+def _template() -> jinja2.Template:
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
     )
-
-
-STYLE = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1100px; padding: 0 1em;
-  color: #222; line-height: 1.4; }
-h1 { font-size: 1.6em; } h2 { font-size: 1.25em; margin-top: 1.8em; }
-table { border-collapse: collapse; width: 100%; table-layout: fixed; }
-th, td { border-bottom: 1px solid #ddd; padding: 0.3em 0.5em; text-align: left;
-  vertical-align: top; overflow-wrap: anywhere; }
-th { background: #f4f4f4; }
-col.test { width: 26%; } col.num { width: 7.5em; } col.flags { width: 17%; }
-td.num, th.num { text-align: right; width: 8em; }
-.flag { color: #b52d25; font-weight: bold; }
-.hidden-test { color: #666; font-size: 0.9em; }
-.mistake { border: 1px solid #ddd; border-left: 4px solid #b52d25; padding: 0.5em 0.8em;
-  margin: 0.8em 0; }
-.mistake .key { font-family: monospace; white-space: pre-wrap; overflow-wrap: anywhere; }
-.mistake .example { color: #555; font-family: monospace; font-size: 0.9em;
-  white-space: pre-wrap; overflow-wrap: anywhere; }
-img { max-width: 100%; height: auto; }
-"""
+    environment.filters["pct"] = lambda share: "–" if share is None else f"{100 * share:.0f}%"
+    return environment.get_template("report.html.j2")
 
 
 def render(
@@ -325,81 +435,31 @@ def render(
     """The report page for ``rows`` of an assignment whose source notebooks are ``notebooks``."""
     tests = columns.tests()
     possible = columns.possible
-    max_score = sum(possible.values())
     about = descriptions_of_tests(notebooks, columns)
-    n = len(rows)
     scores = array("d")
     statuses: dict[str, int] = {}
     for row in rows:  # the rows may be read from disk: a few passes, each gathering much
         scores.append(row.score)
         statuses[row.status] = statuses.get(row.status, 0) + 1
-    mean = sum(scores) / n if n else 0.0
-    parts = [
-        f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-        f"<meta name='viewport' content='width=device-width, initial-scale=1'>"
-        f"<title>{_e(title)}</title><style>{STYLE}</style></head><body>",
-        f"<h1>{_e(title)}</h1>",
-        f"<p>{n} student(s); mean score <b>{mean:.1f} / {max_score:g}</b>.</p>",
-        histogram_svg(scores, max_score),
-        "<h2 id='statuses'>Statuses</h2><table><tr><th>status</th><th class='num'>students</th>"
-        "</tr>",
-        *(
-            f"<tr><td>{_e(s)}</td><td class='num'>{c}</td></tr>"
-            for s, c in sorted(statuses.items(), key=lambda i: (i[0] != "ok", i[0]))
-        ),
-        "</table>",
-        "<h2 id='answers'>Per answer</h2><table><tr><th>answer</th><th class='num'>mean</th>"
-        "<th class='num'>possible</th><th class='num'>full marks</th></tr>",
-    ]
-    for answer, mean_points, top, full in stats_per_answer(
-        rows, answer_columns(notebooks, columns), possible
-    ):
-        parts.append(
-            f"<tr class='answer' data-answer='{_e(answer)}'><td><code>{_e(answer)}</code></td>"
-            f"<td class='num'>{mean_points:.2f}</td><td class='num'>{top:g}</td>"
-            f"<td class='num'>{_pct(full)}</td></tr>"
-        )
-    parts.append(
-        "</table><h2 id='tests'>Per test cell</h2><p>Discrimination is the correlation "
-        "between passing the test and the score on everything else: near 0, the test tells "
-        "strong and weak students apart no better than chance; below 0, strong students fail "
-        "it more often.</p><table><colgroup><col class='test'><col><col class='num'>"
-        "<col class='num'><col class='flags'></colgroup><tr><th>test</th><th>what it checks</th>"
-        "<th class='num'>pass rate</th><th class='num'>discrimination</th><th>look again</th></tr>"
-    )
-    for stat in stats_per_test(rows, tests, about):
-        r = "–" if stat.discrimination is None else f"{stat.discrimination:+.2f}"
-        hidden = " <span class='hidden-test'>(hidden)</span>" if stat.hidden else ""
-        parts.append(
-            f"<tr class='test' data-test='{_e(stat.column)}'><td><code>{_e(stat.column)}</code>"
-            f"{hidden}</td><td>{_e(stat.checks)}</td><td class='num'>{_pct(stat.pass_rate)}</td>"
-            f"<td class='num'>{r}</td><td class='flag'>{_e('; '.join(stat.flags))}</td></tr>"
-        )
-    parts.append("</table><h2 id='mistakes'>The class's mistakes, grouped</h2>")
     groups = answer_columns(notebooks, columns)
     owners = {column: answer for answer, cols in groups.items() for column in cols}
-    mistakes = group_mistakes(rows, tests, owners)
-    if not mistakes:
-        parts.append("<p>No test failed.</p>")
-    parts.append(
-        "<p>Failing tests grouped by their message, with numbers, shapes and names left "
-        "out; largest group first.</p>"
-        if mistakes
-        else ""
+    graph: dict[str, set[str]] = {}
+    for name, nb in notebooks.items():
+        prefix = f"{name}: " if len(notebooks) > 1 else ""
+        for answer, used in dependencies.uses(nb).items():
+            graph[prefix + answer] = {prefix + u for u in used}
+    causes, stubs = group_by_cause(rows, tests, owners, graph)
+    n = len(scores)
+    return _template().render(
+        title=title,
+        students=n,
+        mean=sum(scores) / n if n else 0.0,
+        max_score=sum(possible.values()),
+        histogram=Markup(histogram_svg(scores, sum(possible.values()))),
+        statuses=sorted(statuses.items(), key=lambda i: (i[0] != "ok", i[0])),
+        causes=causes,
+        stubs=stubs,
+        answers=stats_per_answer(rows, groups, possible),
+        tests=stats_per_test(rows, tests, about),
+        shown=SHOWN_STUDENTS,
     )
-    for group in mistakes:
-        hits = ", ".join(
-            f"<code>{_e(t)}</code> ({c})"
-            for t, c in sorted(group.tests.items(), key=lambda i: -i[1])
-        )
-        parts.append(
-            f"<div class='mistake' data-answer='{_e(group.answer)}' "
-            f"data-students='{_e(' '.join(sorted(group.students)))}'>"
-            f"<div><b>{len(group.students)} student(s)</b> in <code>{_e(group.answer)}</code>: "
-            f"<span class='key'>{_e(group.key)}</span></div>"
-            f"<div class='example'>for example: {_e(group.example)}</div>"
-            f"<div>tests: {hits}</div><div class='students'>students: "
-            f"{_students(sorted(group.students))}</div></div>"
-        )
-    parts.append("</body></html>")
-    return "\n".join(parts)

@@ -104,6 +104,23 @@ def grading_note(status: Any, detail: str) -> str:
     )
 
 
+def unattempted(nb: Any, stubs: dict[str, str]) -> list[str]:
+    """The answers of ``nb`` still holding their stub, or gone; in the release's order.
+
+    stubs: ``{answer id: the text the release gives}``.
+    """
+    theirs = {notebook.grade_id(c): c for c in nb.cells if notebook.is_answer(c)}
+    return [
+        answer
+        for answer, stub in stubs.items()
+        if isinstance(answer, str)
+        and (
+            answer not in theirs
+            or theirs[answer].source.strip() in (stub.strip(), NOT_ATTEMPTED_MARKDOWN)
+        )
+    ]
+
+
 def summary(
     notebooks: dict[str, Any],
     columns: Columns,
@@ -124,7 +141,6 @@ def summary(
     for name, nb in notebooks.items():
         if nb is None:
             continue
-        theirs = {notebook.grade_id(c): c for c in nb.cells if notebook.is_answer(c)}
         ids = [a for a in stubs.get(name, {}) if isinstance(a, str)]
         found = {a: _answer(a, name, columns, points, comments) for a in ids}
         for cell in nb.cells:
@@ -148,10 +164,9 @@ def summary(
                         "message": _message(cell),
                     }
                 )
+        skipped = set(unattempted(nb, stubs.get(name, {})))
         for answer_id, answer in found.items():
-            cell = theirs.get(answer_id)
-            stub = stubs[name][answer_id].strip()
-            if cell is None or cell.source.strip() in (stub, NOT_ATTEMPTED_MARKDOWN):
+            if answer_id in skipped:
                 answer["state"] = "not attempted"
             elif answer["manual"]:
                 graded = answer["earned"] is not None

@@ -86,6 +86,7 @@ def _graded(result: worker.Result, columns: notebook.Columns) -> Outcome:
         str(result.status),
         result.detail,
         result.messages,
+        not_attempted=list(result.not_attempted),
     )
 
 

@@ -62,6 +62,7 @@ class Result:
     unprotected: list[str] = field(default_factory=list)
     feedback: str | None = None  # the feedback page, HTML
     peak_kib: int = 0  # the worker's peak resident memory so far, KiB
+    not_attempted: list[str] = field(default_factory=list)  # answers left as stubs
 
 
 def failed(submission: Submission, status: Status, detail: str) -> Result:
@@ -162,6 +163,13 @@ class Worker:
             if one.detail
         ]
         unprotected = sorted({item for one in graded.values() for item in one.unprotected})
+        stubs = self.renderer.stubs
+        skipped = [
+            answer if not several else f"{name}: {answer}"
+            for name, one in graded.items()
+            if one.notebook is not None
+            for answer in feedback.unattempted(one.notebook, stubs.get(name, {}))
+        ]
         return Result(
             sid,
             submission.sha256,
@@ -171,6 +179,7 @@ class Worker:
             messages,
             {name: one.notebook for name, one in graded.items()},
             unprotected,
+            not_attempted=skipped,
         )
 
     def _notebook(self, submission: Submission, name: str) -> _Graded:

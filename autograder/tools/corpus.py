@@ -4,33 +4,38 @@ A corpus file (``tests/corpus/<assignment>/*.toml``) holds one table per answer 
 
     [mean_of_columns]
     what = "averages down the wrong axis"
-    loses = ["mean", "variance"]
-    says = "axis"
+    loses = ["mean"]
+    says = "sums down the columns"
+    never = ["divides by n - 1"]
+    caught_visibly = true
     mean = '''
     def mean(values):
         return values.mean(axis=0)
     '''
 
-Every key other than ``what``, ``loses`` and ``says`` is the ``grade_id`` of
-an answer cell and holds that cell's new source; cells not named keep the
+Every key other than those in :data:`RESERVED` is the ``grade_id`` of an
+answer cell and holds that cell's new source; cells not named keep the
 solution. ``loses`` lists the answers whose tests must lose points (empty for a
-correct set) and ``says`` a phrase the failing messages must contain. The sets
+correct set): only answers the set changes, since an answer that uses a broken
+one is checked against what it should give with it. ``says`` is the cause the
+feedback must name, ``never`` phrases naming other causes, which it must not
+contain, and ``caught_visibly`` marks a mistake the visible tests (and so the
+self-check) must catch before submission. The sets
 are filled into the release notebook by ``grade_id``, so they never go stale
 when the notebook's prose or tests change.
 """
 
 from __future__ import annotations
 
-import ast
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..pipeline import execute, notebook
+from ..pipeline import notebook
 from ..pipeline.course import find_assignment
 
-RESERVED = ("what", "loses", "says")
+RESERVED = ("what", "loses", "says", "never", "caught_visibly")
 CORPUS = Path("tests") / "corpus"  # below the course: one folder per assignment
 
 
@@ -43,6 +48,8 @@ class AnswerSet:
     cells: dict
     loses: tuple = ()
     says: str = ""
+    never: tuple = ()
+    caught_visibly: bool = False
 
 
 def load_corpus(folder: Path) -> dict[str, AnswerSet]:
@@ -57,43 +64,10 @@ def load_corpus(folder: Path) -> dict[str, AnswerSet]:
                 cells=cells,
                 loses=tuple(table.get("loses", ())),
                 says=table.get("says", ""),
+                never=tuple(table.get("never", ())),
+                caught_visibly=bool(table.get("caught_visibly", False)),
             )
     return entries
-
-
-def calls(solution_nb: Any) -> dict[str, set[str]]:
-    """``{answer: answers it uses}``, read from the solution's code.
-
-    An answer uses another when its cell names something the other's cell
-    defines (``variance`` calls ``mean``): a mistake in the one may cost the
-    other's tests too, and nothing else.
-    """
-    answers = notebook.answers(solution_nb)
-    defines = {name: answer for answer, src in answers.items() for name in execute.binds(src)}
-    found: dict[str, set[str]] = {}
-    for answer, source in answers.items():
-        try:
-            tree = ast.parse(notebook.strip_solution_markers(source))
-        except SyntaxError:
-            continue
-        # the names it reads and never binds itself (a local or an argument is its own)
-        nodes = list(ast.walk(tree))
-        read = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-        own = {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
-        own |= {a.arg for n in nodes if isinstance(n, ast.arguments) for a in n.args + n.kwonlyargs}
-        free = read - own
-        found[answer] = {defines[n] for n in free if n in defines and defines[n] != answer}
-    return found
-
-
-def affected(answers: list[str] | tuple[str, ...], uses: dict[str, set[str]]) -> set[str]:
-    """The answers named and every answer that uses them, directly or not."""
-    found = set(answers)
-    while True:
-        more = {caller for caller, callees in uses.items() if found & callees} - found
-        if not more:
-            return found
-        found |= more
 
 
 def build(entries: dict[str, AnswerSet], release_nb: Any, solution_nb: Any) -> dict[str, Any]:

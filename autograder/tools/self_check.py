@@ -146,16 +146,38 @@ def fix_for(message: str, helpers: Path | None = None) -> str:
     return f"install {module} where Jupyter runs (pip install {module}), then run again"
 
 
-def broken_cells(executed: Any, stubs: dict[str, str], helpers: Path | None = None) -> list[str]:
-    """A line for each cell outside the answers and tests that raised an error, in order."""
+NOT_DONE_YET = "not done yet: it should pass once that is"  # ends a consequence's line
+
+
+def broken_cells(
+    executed: Any,
+    stubs: dict[str, str],
+    helpers: Path | None = None,
+    results: dict[str, tuple[str, str]] | None = None,
+) -> list[str]:
+    """A line for each cell outside the answers and tests that raised an error, in order.
+
+    results: the answers' verdicts (:func:`verdicts`). A cell after an answer that
+    is not done is likely to fail because of it: its line says so, ending with
+    :data:`NOT_DONE_YET`, and it is not what the student must fix first.
+    """
     found = []
+    unfinished = None  # the first answer above that is not done
     for number, cell in enumerate(executed.cells, 1):
         meta = _meta(cell)
-        if cell.get("cell_type") != "code" or _is_test(cell) or meta.get("grade_id") in stubs:
+        grade_id = meta.get("grade_id")
+        if grade_id in stubs:
+            if unfinished is None and results and results.get(grade_id, (DONE,))[0] != DONE:
+                unfinished = grade_id
+            continue
+        if cell.get("cell_type") != "code" or _is_test(cell):
             continue
         message = _error(cell)
         if message:
-            where = f"cell {number}" + (f" ({meta['grade_id']})" if meta.get("grade_id") else "")
+            where = f"cell {number}" + (f" ({grade_id})" if grade_id else "")
+            if unfinished is not None:
+                found.append(f"{where} fails: {message}; after {unfinished}, {NOT_DONE_YET}")
+                continue
             fix = fix_for(message, helpers)
             found.append(f"{where} fails: {message}" + (f": {fix}" if fix else ""))
     return found
@@ -192,22 +214,31 @@ def report(results: dict[str, tuple[str, str]], broken: list[str] | None = None)
     shown first: what fails after them may fail because of them.
     """
     broken = broken or []
-    for line in broken:
+    first = [line for line in broken if not line.endswith(NOT_DONE_YET)]
+    for line in first:
         print(line)
-    if broken:
+    if first:
         print("Fix that first: the answers below may fail only because of it.\n")
     width = max(len(answer) for answer in results)
     for answer, (state, message) in results.items():
         line = f"{answer:<{width}}  {state}"
         print(f"{line}: {message}" if message else line)
+    later = [line for line in broken if line.endswith(NOT_DONE_YET)]
+    if later:
+        print("\nCells that use those answers fail too:")
+        for line in later:
+            print(f"  {line}")
     done = sum(state == DONE for state, _ in results.values())
-    print("\nHidden tests run only when your notebook is graded: passing here is a good sign,")
-    print("not the final score.")
+    print(
+        "\nThe visible tests check each answer's values on a small example, so passing them"
+        "\nmeans the main computation is right. Hidden tests run when your notebook is graded:"
+        "\nthey try other sizes and edge cases, so they may still find something."
+    )
     if done == len(results) and not broken:
         print(f"\nall {done} answers done and every visible test passes: ready to submit")
         return 0
-    if broken:
-        print(f"\n{len(broken)} cell(s) outside the answers fail: not ready to submit yet")
+    if first:
+        print(f"\n{len(first)} cell(s) outside the answers fail: not ready to submit yet")
         return 1
     print(f"\n{done} of {len(results)} answers done: not ready to submit yet")
     return 1
@@ -223,7 +254,8 @@ def check_notebook(
     nb = read(path)
     print(f"running {path.name} in a fresh kernel...", flush=True)
     executed = run(nb, path.parent.resolve(), timeout)
-    return report(verdicts(executed, stubs), broken_cells(executed, stubs, helpers))
+    results = verdicts(executed, stubs)
+    return report(results, broken_cells(executed, stubs, helpers, results))
 
 
 def renamed(folder: Path, expected: str) -> Path | None:

@@ -107,9 +107,11 @@ def check_close(got, expected, what, hint="", rtol=1e-6, atol=1e-9):
     """Fail unless ``got`` matches ``expected`` in shape and, within tolerance, values.
 
     The message gives the largest error, where it is, and the two values.
+    ``hint`` names the cause, for a wrong shape or wrong values alike: give one
+    only when the test knows it (the result equals a known mistake's).
     """
     expected = np.asarray(expected, dtype=float)
-    check_shape(got, expected.shape, what)
+    check_shape(got, expected.shape, what, hint)
     got = _as_array(got, what)
     if np.allclose(got, expected, rtol=rtol, atol=atol):
         return
@@ -140,7 +142,8 @@ def check_unmodified(fn, *args, what, expected):
 
     Arguments are arrays, or lists and tuples of arrays. ``expected`` is the
     right result, computed before the call: a function that leaves its
-    arguments alone only passes if it also does its job.
+    arguments alone only passes if it also does its job. With ``expected``
+    None only the arguments are checked, and what ``fn`` returned is returned.
     """
     before = copy.deepcopy(args)
     got = _guarded(fn, args)
@@ -150,28 +153,142 @@ def check_unmodified(fn, *args, what, expected):
                 f"{what} changed its argument number {position + 1} in place; "
                 "work on a copy or build new arrays instead"
             )
+    if expected is None:
+        return got
     check_close(got, expected, what)
 
 
 def glue_hint(shape, parts):
-    """Name the axis a wrong glue used, from the ``shape`` it produced.
+    """Name the axis a wrong glue used, from the ``shape`` it produced; "" if unsure.
 
     ``parts`` are the ``(T, d_i)`` answers that should have been glued
-    side by side into ``(T, sum d_i)``.
+    side by side into ``(T, sum d_i)``. Only a shape that gluing on another
+    axis gives is blamed on the axis: a hint that names the wrong cause costs
+    a student more than no hint.
     """
     rows = sum(np.shape(p)[0] for p in parts)
-    width = np.shape(parts[0])[1]
-    if tuple(shape) == (rows, width):
+    widths = {np.shape(p)[1] for p in parts}
+    if len(widths) == 1 and tuple(shape) == (rows, *widths):
         return (
             "you glued along axis 0, the positions; glue along the feature "
             "axis (axis=-1) so each position keeps one row"
         )
-    if len(shape) == 3:
+    if (
+        len(shape) == 3
+        and len(widths) == 1
+        and sorted(shape) == sorted((np.shape(parts[0])[0], *widths, len(parts)))
+    ):
         return (
             "you stacked the heads along a new axis; glue them along the "
             "existing feature axis (axis=-1) instead"
         )
-    return "glue the answers side by side along the feature axis (axis=-1)"
+    return ""
+
+
+def upstream(fn, *args, needed_by):
+    """The student's own ``fn(*args)``, to check ``needed_by`` against what it gives.
+
+    An answer that uses ``fn`` is checked against what it should give with
+    ``fn`` as the student wrote it, so a mistake in ``fn`` is charged once, in
+    ``fn``'s own tests. When ``fn`` crashes, returns no array of numbers, or
+    returns one number everywhere (all zeros, say: then a caller that returns
+    zeros too would pass), nothing can be checked: the failure says to fix
+    ``fn`` first.
+    """
+    name = getattr(fn, "__name__", "the function it uses")
+    try:
+        got = _as_array(quietly(fn, *args), name)
+        if got.size > 1 and np.all(got == got.flat[0]):
+            # Anything built from a table of one number is that number again: a
+            # lazy answer would pass as "right given" it, so nothing can be checked.
+            raise AssertionError(f"{name} gives {got.flat[0]:g} everywhere")
+        return got
+    except AssertionError as error:
+        reason = str(error).removeprefix(f"{name}: ")
+        raise AssertionError(
+            f"{needed_by} cannot be checked until {name} works ({reason}): fix {name} first"
+        ) from None
+
+
+def _heads_held(got, answers):
+    """Which answer (1-based) each equal-width block of ``got``'s columns holds; None if none."""
+    width = np.shape(answers[0])[1]
+    held = []
+    for start in range(0, got.shape[1], width):
+        block = got[:, start : start + width]
+        match = [i + 1 for i, a in enumerate(answers) if block.shape == np.shape(a)]
+        match = [i for i in match if np.allclose(block, answers[i - 1])]
+        held.append(match[0] if match else None)
+    return held
+
+
+def _heads_cause(held, count):
+    """Why blocks holding the answers ``held`` (1-based) are not heads 1..count, when certain."""
+    wanted = list(range(1, count + 1))
+    missing = [h for h in wanted if h not in held]
+    repeated = sorted({h for h in held if held.count(h) > 1})
+    if len(held) == count > 1 and len(set(held)) == 1:
+        return f"every block is head {held[0]}'s answer: run each head with its own W_q, W_k, W_v"
+    if sorted(held) == wanted:
+        return "the heads are out of order: keep them in the order they are given"
+    if missing and not repeated:
+        return f"the answer of head {', '.join(map(str, missing))} is missing: run every head"
+    if repeated and not missing:
+        return f"head {', '.join(map(str, repeated))} appears twice: run every head once"
+    gone, twice = ", ".join(map(str, missing)), ", ".join(map(str, repeated))
+    return f"head {gone} is missing and head {twice} appears twice: run every head once"
+
+
+def check_heads(got, answers, what, glue=None):
+    """Fail unless ``got`` holds ``answers`` side by side, in order; say which head differs.
+
+    answers: the heads' answers, answer i of shape ``(T, d_i)``, in order.
+    got: should be ``(T, d_1 + ... + d_h)``, answer 1 in the first columns.
+    glue: the student's own gluing function. If ``got`` is exactly what it
+    makes of ``answers``, the check passes with a note: the glue's own tests
+    mark its mistake, so it is not charged twice.
+    """
+    answers = [np.asarray(a, dtype=float) for a in answers]
+    T, widths = answers[0].shape[0], [a.shape[1] for a in answers]
+    expected = (T, sum(widths))
+    got = _as_array(got, what)
+    starts = np.cumsum([0, *widths])
+    if got.shape == expected and all(
+        np.allclose(got[:, s : s + a.shape[1]], a) for s, a in zip(starts, answers)
+    ):
+        return
+    if glue is not None:
+        glued = upstream(glue, answers, needed_by=what)
+        if glued.shape == got.shape and np.allclose(glued, got, equal_nan=True):
+            name = getattr(glue, "__name__", "glue")
+            print(f"{what} is right given your {name}, which its own tests mark")
+            return
+    if got.shape == answers[0].shape and len(answers) > 1:
+        for verb, combined in [("adds", sum(answers)), ("averages", sum(answers) / len(answers))]:
+            if np.allclose(got, combined):
+                raise AssertionError(
+                    f"{what}: expected shape {expected}, got {got.shape}: it {verb} the heads' "
+                    "answers, which shreds them; glue them side by side instead"
+                )
+    if got.ndim != 2 or got.shape[0] != T:
+        check_shape(got, expected, what, hint=glue_hint(got.shape, answers))
+    if len(set(widths)) == 1 and got.shape[1] % widths[0] == 0:
+        held = _heads_held(got, answers)
+        if None not in held:
+            raise AssertionError(
+                f"{what}: its columns hold the answers of heads {', '.join(map(str, held))}, "
+                f"where heads {', '.join(map(str, range(1, len(answers) + 1)))} belong: "
+                f"{_heads_cause(held, len(answers))}"
+            )
+    check_shape(got, expected, what)
+    if len(answers) > 1 and np.allclose(got, np.hstack(answers[::-1])):
+        raise AssertionError(
+            f"{what}: the heads' answers are in reverse order: keep them in the order given"
+        )
+    for number, (start, answer) in enumerate(zip(starts, answers), start=1):
+        end = start + answer.shape[1]
+        part = f"{what}, columns {start} to {end - 1} (head {number})"
+        check_close(got[:, start:end], answer, part)
 
 
 def _without_own_frames(tb):

@@ -44,14 +44,15 @@ ASSIGNMENT: dict[str, Any] = {
         "multi_head.ipynb": {
             "attention_weights": "def attention_weights(x, W_q, W_k):\n    \"\"\"One head's attention shares: who each position listens to.\n\n    x: T x d_model, the input rows.\n    W_q, W_k: d_model x d_head, the query and key matrices.\n    Returns: T x T. Row i holds position i's shares of positions 0..T-1:\n    non-negative, summing to 1, exactly 0 after column i (the future).\n    \"\"\"\n    # YOUR CODE HERE\n    raise NotImplementedError()",
             "head": "def head(x, W_q, W_k, W_v):\n    \"\"\"One complete attention head.\n\n    x: T x d_model.\n    W_q, W_k: d_model x d_head.  W_v: d_model x d_v.\n    Returns: T x d_v, row i the blend of the values that position i attends to.\n    \"\"\"\n    # YOUR CODE HERE\n    raise NotImplementedError()",
-            "blend": "def blend(weights, values):\n    \"\"\"The weighted average of value rows.\n\n    weights: n, non-negative shares summing to 1.\n    values: n x d, one value row per position.\n    Returns: d, the sum over i of weights[i] * values[i].\n    \"\"\"\n    # YOUR CODE HERE\n    raise NotImplementedError()",
+            "blend": "def blend(weights, values):\n    \"\"\"The weighted average of value rows.\n\n    weights: n, non-negative shares summing to 1.\n    values: n x d, one value row per position.\n    Returns: d, the rows averaged with those shares.\n    \"\"\"\n    # YOUR CODE HERE\n    raise NotImplementedError()",
             "two_worlds": "# YOUR CODE HERE\nraise NotImplementedError()",
-            "disagreement": "def disagreement(shares_a, shares_b):\n    \"\"\"Total-variation distance between two heads' shares, per position.\n\n    shares_a, shares_b: T x T, each row summing to 1.\n    Returns: T, entry i = 0.5 * sum over j of |shares_a[i, j] - shares_b[i, j]|,\n    from 0 (same shares) to 1 (no position in common).\n    \"\"\"\n    # YOUR CODE HERE\n    raise NotImplementedError()",
+            "disagreement": "def disagreement(shares_a, shares_b):\n    \"\"\"Total-variation distance between two heads' shares, per position.\n\n    shares_a, shares_b: T x T, each row summing to 1.\n    Returns: T, entry i the distance between row i of the two tables,\n    from 0 (same shares) to 1 (no position in common).\n    \"\"\"\n    # YOUR CODE HERE\n    raise NotImplementedError()",
             "concat_heads": "def concat_heads(answers):\n    \"\"\"Glue the heads' answers side by side.\n\n    answers: a list or tuple of h arrays, answer i of shape T x d_i.\n    Returns: T x (d_1 + ... + d_h), answer 1's columns first, in order.\n    \"\"\"\n    # YOUR CODE HERE\n    raise NotImplementedError()",
             "wrong_axis": "answers = [head(x, W_q, W_k, W_v) for W_q, W_k, W_v in lab_heads]\n# YOUR CODE HERE\nraise NotImplementedError()\nprint(\"glued on the default axis:\", wrong_shape)",
-            "count_params": "def count_params(d_model, n_heads, d_head=None):\n    \"\"\"Learned numbers in all heads' W_q, W_k and W_v.\n\n    d_model: the model width; n_heads: how many heads;\n    d_head: one head's width, by default d_model // n_heads.\n    Returns: 3 * n_heads * d_model * d_head, an int.\n    Raises ValueError for a size below 1, or when d_head is not given and\n    n_heads does not divide d_model.\n    \"\"\"\n    # YOUR CODE HERE\n    raise NotImplementedError()",
+            "count_params": "def count_params(d_model, n_heads, d_head=None):\n    \"\"\"Learned numbers in all heads' W_q, W_k and W_v.\n\n    d_model: the model width; n_heads: how many heads;\n    d_head: one head's width, by default d_model // n_heads.\n    Returns: the count, an int.\n    Raises ValueError for a size below 1, or when d_head is not given and\n    n_heads does not divide d_model.\n    \"\"\"\n    # YOUR CODE HERE\n    raise NotImplementedError()",
             "multi_head": "def multi_head(x, heads):\n    \"\"\"Multi-head attention: every head on the same input, glued side by side.\n\n    x: T x d_model.\n    heads: a sequence of (W_q, W_k, W_v) triples, W_v of head i d_model x d_i.\n    Returns: T x (d_1 + ... + d_h), head 1's answer in the first columns.\n    \"\"\"\n    # YOUR CODE HERE\n    raise NotImplementedError()",
-            "why_not_average": "YOUR ANSWER HERE"
+            "why_not_average": "YOUR ANSWER HERE",
+            "batched_heads": "def batched_heads(x, W_q, W_k, W_v, n_heads):\n    \"\"\"Multi-head attention for all heads at once, as libraries compute it.\n\n    x: T x d_model.\n    W_q, W_k, W_v: d_model x d_model, head i's matrix in the i-th block of\n    d_head = d_model // n_heads columns.\n    n_heads: how many heads; it divides d_model.\n    Returns: T x d_model, what multi_head gives for those heads.\n    \"\"\"\n    # YOUR CODE HERE\n    raise NotImplementedError()"
         }
     }
 }
@@ -162,16 +163,38 @@ def fix_for(message: str, helpers: Path | None = None) -> str:
     return f"install {module} where Jupyter runs (pip install {module}), then run again"
 
 
-def broken_cells(executed: Any, stubs: dict[str, str], helpers: Path | None = None) -> list[str]:
-    """A line for each cell outside the answers and tests that raised an error, in order."""
+NOT_DONE_YET = "not done yet: it should pass once that is"  # ends a consequence's line
+
+
+def broken_cells(
+    executed: Any,
+    stubs: dict[str, str],
+    helpers: Path | None = None,
+    results: dict[str, tuple[str, str]] | None = None,
+) -> list[str]:
+    """A line for each cell outside the answers and tests that raised an error, in order.
+
+    results: the answers' verdicts (:func:`verdicts`). A cell after an answer that
+    is not done is likely to fail because of it: its line says so, ending with
+    :data:`NOT_DONE_YET`, and it is not what the student must fix first.
+    """
     found = []
+    unfinished = None  # the first answer above that is not done
     for number, cell in enumerate(executed.cells, 1):
         meta = _meta(cell)
-        if cell.get("cell_type") != "code" or _is_test(cell) or meta.get("grade_id") in stubs:
+        grade_id = meta.get("grade_id")
+        if grade_id in stubs:
+            if unfinished is None and results and results.get(grade_id, (DONE,))[0] != DONE:
+                unfinished = grade_id
+            continue
+        if cell.get("cell_type") != "code" or _is_test(cell):
             continue
         message = _error(cell)
         if message:
-            where = f"cell {number}" + (f" ({meta['grade_id']})" if meta.get("grade_id") else "")
+            where = f"cell {number}" + (f" ({grade_id})" if grade_id else "")
+            if unfinished is not None:
+                found.append(f"{where} fails: {message}; after {unfinished}, {NOT_DONE_YET}")
+                continue
             fix = fix_for(message, helpers)
             found.append(f"{where} fails: {message}" + (f": {fix}" if fix else ""))
     return found
@@ -208,22 +231,31 @@ def report(results: dict[str, tuple[str, str]], broken: list[str] | None = None)
     shown first: what fails after them may fail because of them.
     """
     broken = broken or []
-    for line in broken:
+    first = [line for line in broken if not line.endswith(NOT_DONE_YET)]
+    for line in first:
         print(line)
-    if broken:
+    if first:
         print("Fix that first: the answers below may fail only because of it.\n")
     width = max(len(answer) for answer in results)
     for answer, (state, message) in results.items():
         line = f"{answer:<{width}}  {state}"
         print(f"{line}: {message}" if message else line)
+    later = [line for line in broken if line.endswith(NOT_DONE_YET)]
+    if later:
+        print("\nCells that use those answers fail too:")
+        for line in later:
+            print(f"  {line}")
     done = sum(state == DONE for state, _ in results.values())
-    print("\nHidden tests run only when your notebook is graded: passing here is a good sign,")
-    print("not the final score.")
+    print(
+        "\nThe visible tests check each answer's values on a small example, so passing them"
+        "\nmeans the main computation is right. Hidden tests run when your notebook is graded:"
+        "\nthey try other sizes and edge cases, so they may still find something."
+    )
     if done == len(results) and not broken:
         print(f"\nall {done} answers done and every visible test passes: ready to submit")
         return 0
-    if broken:
-        print(f"\n{len(broken)} cell(s) outside the answers fail: not ready to submit yet")
+    if first:
+        print(f"\n{len(first)} cell(s) outside the answers fail: not ready to submit yet")
         return 1
     print(f"\n{done} of {len(results)} answers done: not ready to submit yet")
     return 1
@@ -239,7 +271,8 @@ def check_notebook(
     nb = read(path)
     print(f"running {path.name} in a fresh kernel...", flush=True)
     executed = run(nb, path.parent.resolve(), timeout)
-    return report(verdicts(executed, stubs), broken_cells(executed, stubs, helpers))
+    results = verdicts(executed, stubs)
+    return report(results, broken_cells(executed, stubs, helpers, results))
 
 
 def renamed(folder: Path, expected: str) -> Path | None:

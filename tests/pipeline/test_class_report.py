@@ -56,6 +56,67 @@ def test_same_mistake_in_two_tests_is_one_group_per_answer():
     assert "axis N" in groups[0].key
 
 
+CHAIN = {"shares": set(), "head": {"shares"}, "multi": {"head", "glue"}, "glue": set()}
+CHAIN_TESTS = {"test_shares": 1.0, "test_head": 1.0, "test_glue": 1.0, "test_multi": 1.0}
+CHAIN_OWNERS = {t: t.removeprefix("test_") for t in CHAIN_TESTS}
+
+
+def test_students_are_grouped_by_the_first_broken_answer():
+    """Is each student under the first broken answer of a chain, its symptoms folded beneath?
+
+    Three students break the shares, which also costs head and multi (symptoms);
+    one breaks only the glue; the largest group, the root cause, comes first.
+    """
+    bad = "AssertionError: shares on T=7: wrong values: not divided by sqrt(d_head)"
+    sym = "AssertionError: head on T=7: wrong values; the worst is at (3, 0)"
+    rows = [
+        _row(s, {"test_shares": 0, "test_head": 0, "test_glue": 1, "test_multi": 0},
+             {"test_shares": bad, "test_head": sym, "test_multi": "AssertionError: multi: off"})
+        for s in ("a", "b", "c")
+    ] + [
+        _row("d", {"test_shares": 1, "test_head": 1, "test_glue": 0, "test_multi": 1},
+             {"test_glue": "AssertionError: glue: you glued along axis 0"}),
+        _row("e", {"test_shares": 1, "test_head": 1, "test_glue": 1, "test_multi": 1}),
+    ]  # fmt: skip
+    causes, stubs = class_report.group_by_cause(rows, CHAIN_TESTS, CHAIN_OWNERS, CHAIN)
+    assert [(c.answer, sorted(c.students)) for c in causes] == [
+        ("shares", ["a", "b", "c"]),
+        ("glue", ["d"]),
+    ]
+    shares = causes[0]
+    assert [m.key for m in shares.mistakes] == ["wrong values: not divided by sqrt(d_head)"]
+    assert {(m.answer, len(m.students)) for m in shares.symptoms} == {("head", 3), ("multi", 3)}
+    assert stubs == []
+
+
+def test_stubs_are_apart_and_take_their_consequences_with_them():
+    """Is an answer left as a stub listed apart, with what fails because of it, and no cause?"""
+    rows = [
+        _row("a", {"test_shares": 0, "test_head": 0, "test_glue": 1, "test_multi": 0},
+             {"test_shares": "AssertionError: shares: not attempted yet",
+              "test_head": "AssertionError: head cannot be checked until shares works"}),
+    ]  # fmt: skip
+    rows[0].not_attempted = ["shares"]
+    causes, stubs = class_report.group_by_cause(rows, CHAIN_TESTS, CHAIN_OWNERS, CHAIN)
+    assert causes == []
+    assert [(u.answer, u.students, u.downstream) for u in stubs] == [("shares", {"a"}, 2)]
+
+
+def test_a_written_answer_awaits_a_ta_until_graded():
+    """Is an ungraded written answer shown as awaiting a TA, not as 0 points for everyone?"""
+    rows = [_row("a", {"essay": None, "t": 1}), _row("b", {"essay": 2.0, "t": 0})]
+    stats = {
+        s.answer: s
+        for s in class_report.stats_per_answer(
+            rows, {"essay": ["essay"], "f": ["t"]}, {"essay": 2.0, "t": 1.0}
+        )
+    }
+    assert (stats["essay"].mean, stats["essay"].full, stats["essay"].awaiting) == (2.0, 1.0, 1)
+    assert (stats["f"].mean, stats["f"].full, stats["f"].awaiting) == (0.5, 0.5, 0)
+    nobody = class_report.stats_per_answer([rows[0]], {"essay": ["essay"]}, {"essay": 2.0})
+    assert (nobody[0].mean, nobody[0].full, nobody[0].awaiting) == (None, None, 1)
+
+
 def test_flags_easy_hard_and_inverted_tests():
     """Are tests everyone passes, everyone fails, or strong students fail, flagged?"""
     tests = {"easy": 1.0, "hard": 1.0, "inverted": 1.0, "fine": 1.0}

@@ -101,7 +101,10 @@ def test_manual_grade_round_trip(new_course, tmp_path, release_nb, solution_nb):
     again = lab.grade_command(subs, course_dir, out)
     assert again.returncode == 0 and "0 to grade, 2 unchanged" in again.stderr
     rows = {r["student_id"]: r for r in results.read_csv(out / "grades.csv")}
-    assert rows["ada"]["why_not_average"] == "1.5" and float(rows["ada"]["score"]) == 40.5
+    assert (
+        rows["ada"]["why_not_average"] == "1.5"
+        and float(rows["ada"]["score"]) == lab.AUTOGRADED + 1.5
+    )
     assert rows["ben"]["why_not_average"] == ""
     page = (out / "feedback" / "ada.html").read_text()
     assert "what the average cannot undo" in page and "awaiting a TA" not in page

@@ -18,7 +18,7 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from autograder.pipeline import results
+from autograder.pipeline import dependencies, notebook, results
 from autograder.sandbox import Limits
 from autograder.sandbox.launcher import PROCESS_SLACK, ZYGOTE
 
@@ -26,6 +26,8 @@ from .. import hostile
 from .. import lab as course
 from ..classes import CORPUS, CORPUS_IDS, STOCK_LIVE, corpus_results
 from ..golden import RELEASE_KEY, SOURCE_KEY
+
+USES = dependencies.uses(notebook.read(course.ROOT / course.SOURCE))  # answer -> answers it uses
 
 pytestmark = pytest.mark.slow
 
@@ -101,9 +103,19 @@ def test_hostile_submission(graded_class, student_id):
     elif case.score == "no_more_than_baseline":
         assert _score(row) <= _score(rows[hostile.BASELINES[student_id]]), f"{case.what}: {row}"
     elif case.score == "as_baseline":
+        # What does nothing scores as the stub, in its own tests and everywhere else; an
+        # answer that uses it is checked against what it gives (error carried forward), so
+        # may score more than beside a stub, never less.
         baseline = rows[hostile.BASELINES[student_id]]
-        points = {k: v for k, v in row.items() if k.startswith("test_")}
-        assert points == {k: v for k, v in baseline.items() if k.startswith("test_")}, case.what
+        broken = student_id.removeprefix("nothing_").rsplit("_", 1)[0]
+        callers = dependencies.affected([broken], USES) - {broken}
+        for test, points in row.items():
+            if not test.startswith("test_"):
+                continue
+            if notebook.answer_of(test, list(USES)) in callers:
+                assert float(points) >= float(baseline[test]), (case.what, test)
+            else:
+                assert points == baseline[test], (case.what, test)
     else:
         raise AssertionError(f"unknown expectation {case.score!r}")
 
@@ -392,6 +404,27 @@ def test_class_report_groups_the_wrong_axis(graded_class, source_nb):
     ]
     assert groups == [wrong_axis]
     assert "what the class got wrong" in graded_class["done"].stdout
+
+
+def test_class_report_names_each_mistake_by_its_answer(graded_class):
+    """Is every corpus student under exactly the answers their mistake is in, never a symptom?
+
+    A mistake in attention_weights also fails tests of head where it cannot be
+    carried forward; the report folds those under attention_weights.
+    """
+    import html as html_module
+    import re
+
+    page = (graded_class["out"] / "report.html").read_text()
+    under: dict[str, set[str]] = {}
+    for answer, students in re.findall(
+        r'<section class="cause" data-answer="([^"]*)" data-students="([^"]*)">', page
+    ):
+        for student in html_module.unescape(students).split():
+            under.setdefault(student, set()).add(html_module.unescape(answer))
+    for sid, name in CORPUS_IDS.items():
+        assert under.get(sid, set()) == set(CORPUS[name].loses), (name, under.get(sid))
+    assert '<h2 id="not-attempted">Not attempted</h2>' in page
 
 
 @pytest.mark.browser

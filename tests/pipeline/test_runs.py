@@ -91,7 +91,7 @@ def test_the_output_folder_holds_one_class(small_class):
     assert lab.grade_command(other, course_dir, base / "out", "--dry-run").returncode == 0
     assert sorted(p.name for p in (base / "out" / "feedback").iterdir()) == ["cy.html"]
     assert sorted(p.name for p in (base / "out" / "autograded").iterdir()) == ["cy"]
-    assert csv_scores(base / "out") == {"cy": 39}  # graded on the renamed notebook
+    assert csv_scores(base / "out") == {"cy": lab.AUTOGRADED}  # graded on the renamed notebook
     page = html.unescape((base / "out" / "feedback" / "cy.html").read_text())
     note = "Note: Graded multi_head-Copy1.ipynb as multi_head.ipynb: keep the notebook's name"
     assert note in page
@@ -123,8 +123,8 @@ def test_two_runs_at_once_take_turns(tmp_path, release_nb, solution_nb):
         assert [run.returncode for run in runs] == [0, 0], errors
         assert not any("Traceback" in e for e in errors)
         for name in ("one", "two"):
-            assert csv_scores(base / name)["ada"] == 39
-        assert gradebook_scores(course_dir)["ada"] == 39
+            assert csv_scores(base / name)["ada"] == lab.AUTOGRADED
+        assert gradebook_scores(course_dir)["ada"] == lab.AUTOGRADED
 
 
 def test_a_tas_grade_reaches_the_csv_and_the_page(small_class):
@@ -137,7 +137,7 @@ def test_a_tas_grade_reaches_the_csv_and_the_page(small_class):
     assert "awaiting a TA (2.0 points)" in html.unescape(page)  # on the answer's cell
     assert not re.search(r"why_not_average.{0,300}0(\.0)? / 2", page, re.DOTALL)
     assert (
-        csv_scores(out)["ada"] == 39
+        csv_scores(out)["ada"] == lab.AUTOGRADED
         and results.read_csv(out / "grades.csv")[0]["why_not_average"] == ""
     )
     with Gradebook(f"sqlite:///{course_dir / 'gradebook.db'}") as gb:  # as formgrader does
@@ -149,12 +149,15 @@ def test_a_tas_grade_reaches_the_csv_and_the_page(small_class):
     again = lab.grade_command(subs, course_dir, out)
     assert "0 to grade, 2 unchanged" in again.stderr
     rows = {r["student_id"]: r for r in results.read_csv(out / "grades.csv")}
-    assert rows["ada"]["why_not_average"] == "1.5" and float(rows["ada"]["score"]) == 40.5
+    assert (
+        rows["ada"]["why_not_average"] == "1.5"
+        and float(rows["ada"]["score"]) == lab.AUTOGRADED + 1.5
+    )
     page = (out / "feedback" / "ada.html").read_text()
     assert "forgets who said what" in page and "awaiting a TA" not in page
     assert "graded by a TA" in page and re.search(r"1\.5 / 2", page)
     assert "awaiting a TA" in (out / "feedback" / "ben.html").read_text()
-    assert gradebook_scores(course_dir)["ada"] == 40.5
+    assert gradebook_scores(course_dir)["ada"] == lab.AUTOGRADED + 1.5
 
 
 def _nbgrader_export(course_dir):
@@ -238,14 +241,17 @@ def test_what_a_ta_does_reaches_every_output(small_class):
     assert float(ben["test_count_params"]) == full
     assert float(ben["raw_score"]) == float(before["ben"]["score"]) + full
     assert float(ben["late_penalty"]) == float(ben["raw_score"]) and float(ben["score"]) == 0
-    assert float(ada["late_penalty"]) == 0 and float(ada["score"]) == float(ada["raw_score"]) == 39
+    assert (
+        float(ada["late_penalty"]) == 0
+        and float(ada["score"]) == float(ada["raw_score"]) == lab.AUTOGRADED
+    )
     exported = _nbgrader_export(course_dir)
     for student, row in rows.items():
         ours = tuple(float(row[k]) for k in ("raw_score", "late_penalty", "score"))
         assert ours == exported[student], student
     assert _to_lms(course_dir, base) == {s: exported[s][2] for s in exported}
     ben_page = html.unescape((out / "feedback" / "ben.html").read_text())
-    assert "Score: <b>0.0 / 41.0</b>" in ben_page
+    assert "Score: <b>0.0 / 45.0</b>" in ben_page
     assert f"late submission penalty of {float(ben['raw_score'])}" in ben_page
     assert "late: " in again.stdout and "less a penalty of" in again.stdout
     ada_page = html.unescape((out / "feedback" / "ada.html").read_text())

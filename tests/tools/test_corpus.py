@@ -1,8 +1,10 @@
 """Do the hidden tests keep their promise on the answer corpus (tests/corpus/*.toml)?
 
 Every correct style gets full marks; every mistake loses points in the tests of
-the answer that made it (and perhaps of answers that call it), nowhere else, and
-its messages name what went wrong. Graded by ``python -m autograder grade``
+the answer that made it, and in an answer that calls it only where the broken
+one cannot be used (error carried forward); its messages name its cause and
+no other, and a value mistake is caught by the visible tests before submission.
+Graded by ``python -m autograder grade``
 (the hostile class's run), whose scores equal stock nbgrader's cell by cell on
 every entry (tests/pipeline/test_grader.py compares them with the golden file);
 the README's table, made by stock nbgrader (``make golden``), must match it too.
@@ -10,6 +12,7 @@ the README's table, made by stock nbgrader (``make golden``), must match it too.
 
 import pytest
 
+from autograder.pipeline import notebook
 from autograder.tools import corpus
 
 from .. import lab as course
@@ -42,26 +45,73 @@ def test_correct_style_gets_full_marks(graded_corpus, name):
     assert result.score == sum(result.max_points.values())
 
 
+UPSTREAM_FIRST = "cannot be checked until"  # the only way a caller may lose for another's mistake
+
+
+def test_every_mistake_states_its_cause():
+    """Does every mistake say which answer it breaks, the cause its feedback names, and what not?"""
+    for name in MISTAKES:
+        entry = ENTRIES[name]
+        assert entry.says and entry.never, f"{name}: a mistake needs `says` and `never`"
+        assert set(entry.loses) <= set(entry.cells), (
+            f"{name}: loses {sorted(entry.loses)} but changes only {sorted(entry.cells)}: "
+            "a mistake is charged where it is made"
+        )
+        assert not [n for n in entry.never if n in entry.says or entry.says in n], name
+
+
 @pytest.mark.parametrize("name", MISTAKES)
-def test_mistake_loses_points_where_made(graded_corpus, answer_ids, solution_nb, name):
-    """Does this mistake lose points in its own answer's tests, and only where it can reach?"""
-    entry = ENTRIES[name]
-    lost = corpus.lost_by_answer(graded_corpus[name], answer_ids)
+def test_mistake_is_charged_once(graded_corpus, answer_ids, name):
+    """Does this mistake lose points where made, elsewhere only where nothing can be checked?
+
+    An answer that uses the broken one is checked against what it should give
+    with it (error carried forward): it may lose points only where the broken
+    answer crashes or returns no array, and then it says which to fix first.
+    """
+    entry, result = ENTRIES[name], graded_corpus[name]
+    lost = corpus.lost_by_answer(result, answer_ids)
     missed = [answer for answer in entry.loses if answer not in lost]
     assert not missed, f"{entry.what}: no points lost in {missed}"
-    spilled = set(lost) - corpus.affected(entry.loses, corpus.calls(solution_nb))
-    assert not spilled, f"{entry.what}: points lost in unrelated answers {sorted(spilled)}"
+    for answer in set(lost) - set(entry.loses):
+        failing = [
+            message
+            for test, message in result.messages.items()
+            if notebook.answer_of(test, answer_ids) == answer
+        ]
+        charged = [m for m in failing if UPSTREAM_FIRST not in m]
+        assert not charged, f"{entry.what}: {answer} charged again: {charged}"
 
 
 @pytest.mark.parametrize("name", MISTAKES)
-def test_mistake_is_named(graded_corpus, name):
-    """Does every failing test explain itself, and does one name this mistake?"""
+def test_mistake_is_named_by_its_cause(graded_corpus, name):
+    """Does every failing test explain itself, one name this mistake's cause, and none another?"""
     entry, result = ENTRIES[name], graded_corpus[name]
     bare = [test for test, message in result.messages.items() if message.endswith("Error: ")]
     assert not bare, f"{entry.what}: bare failures in {bare}"
     assert any(entry.says in message for message in result.messages.values()), (
         f"{entry.what}: no message says {entry.says!r}: {result.messages}"
     )
+    wrong = {
+        test: phrase
+        for test, message in result.messages.items()
+        for phrase in entry.never
+        if phrase in message
+    }
+    assert not wrong, f"{entry.what}: a message names another cause: {wrong}"
+
+
+@pytest.mark.parametrize("name", [m for m in MISTAKES if ENTRIES[m].caught_visibly])
+def test_value_mistake_is_caught_before_submission(graded_corpus, source_nb, answer_ids, name):
+    """Does a visible test of the broken answer fail, so the self-check says "not ready"?"""
+    visible = {
+        notebook.grade_id(cell)
+        for cell in source_nb.cells
+        if notebook.is_test(cell) and "BEGIN HIDDEN TESTS" not in cell.source
+    }
+    entry, result = ENTRIES[name], graded_corpus[name]
+    failed = {test for test in visible if result.points.get(test, 0) < result.max_points[test]}
+    caught = {notebook.answer_of(test, answer_ids) for test in failed}
+    assert set(entry.loses) <= caught, f"{entry.what}: no visible test of {entry.loses} fails"
 
 
 def test_glue_mistakes_name_the_axis(graded_corpus):

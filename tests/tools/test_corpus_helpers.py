@@ -2,7 +2,7 @@
 
 import pytest
 
-from autograder.pipeline import notebook
+from autograder.pipeline import dependencies, notebook
 from autograder.tools import corpus
 
 
@@ -28,23 +28,28 @@ def test_answer_of_picks_the_tested_answer(answer_ids):
     assert notebook.answer_of("setup", answer_ids) is None
 
 
-def test_calls_are_read_from_the_solution(solution_nb):
+def test_uses_are_read_from_the_solution(solution_nb):
     """Are the answers each answer uses read from the solution's code?"""
-    uses = corpus.calls(solution_nb)
+    uses = dependencies.uses(solution_nb)
     assert uses["multi_head"] == {"head", "concat_heads"}
     assert uses["head"] == {"attention_weights"} and uses["blend"] == set()
 
 
 def test_affected_follows_callers(solution_nb):
     """Does a mistake in attention_weights reach head, multi_head and wrong_axis, and no more?"""
-    uses = corpus.calls(solution_nb)
-    assert corpus.affected(["attention_weights"], uses) == {
+    uses = dependencies.uses(solution_nb)
+    assert dependencies.upstream("multi_head", uses) == {
+        "head",
+        "concat_heads",
+        "attention_weights",
+    }
+    assert dependencies.affected(["attention_weights"], uses) == {
         "attention_weights",
         "head",
         "multi_head",
         "wrong_axis",
     }
-    assert corpus.affected(["blend"], uses) == {"blend"}
+    assert dependencies.affected(["blend"], uses) == {"blend"}
 
 
 def test_corpus_cells_name_real_answers(entries, answer_ids):

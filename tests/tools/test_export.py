@@ -76,7 +76,7 @@ def test_canvas_export_fills_the_assignment_column(graded, tmp_path):
     for before, after in zip(rows, got):  # every other cell as Canvas exported it
         assert before[:column] + before[column + 1 :] == after[:column] + after[column + 1 :]
     totals = graded["totals"]
-    assert got[1][column] == "41"  # Points Possible, filled because it was empty
+    assert got[1][column] == "45"  # Points Possible, filled because it was empty
     assert float(got[2][column]) == totals["ivan"] and totals["ivan"] % 1 == 0.5  # TA's 1.5 in
     assert float(got[3][column]) == totals["ben"]  # by Canvas user id
     assert float(got[4][column]) == totals["dara"]  # by SIS Login ID
@@ -121,8 +121,8 @@ def test_canvas_scales_to_points_possible_and_finds_its_one_column(graded, tmp_p
     assert done.returncode == 0, done.stderr
     got = _read(out)
     assert got[1][5] == "100"
-    assert float(got[2][5]) == pytest.approx(graded["totals"]["ben"] * 100 / 41, abs=0.01)
-    assert "totals scaled from 41 points to the LMS's 100" in done.stdout
+    assert float(got[2][5]) == pytest.approx(graded["totals"]["ben"] * 100 / 45, abs=0.01)
+    assert "totals scaled from 45 points to the LMS's 100" in done.stdout
     rows[1][5] = "lots"
     with template.open("w", newline="") as handle:
         csv.writer(handle).writerows(rows)
@@ -150,12 +150,12 @@ def test_moodle_export_and_feedback_zip(graded, tmp_path):
     done = _autograder(*command)
     assert done.returncode == 0, done.stderr
     got = _read(out)
-    assert got[0] == header and got[1][4] == f"{round(graded['totals']['eli'] * 100 / 41, 2):g}"
-    assert "scaled from 41 points to the LMS's 100" in done.stdout  # by number, on its scale
+    assert got[0] == header and got[1][4] == f"{round(graded['totals']['eli'] * 100 / 45, 2):g}"
+    assert "scaled from 45 points to the LMS's 100" in done.stdout  # by number, on its scale
     assert got[2][4] == "" and got[3][4] == ""  # no key: never matched by a name or e-mail
     done = _autograder(*command, "--match-names")  # unless asked, and then said row by row
     got = _read(out)
-    assert float(got[2][4]) == graded["totals"]["fay"] and got[2][5] == "41"  # by e-mail
+    assert float(got[2][4]) == graded["totals"]["fay"] and got[2][5] == "45"  # by e-mail
     assert "Participant 77 (Fay Fox) matched fay-1005 by name or e-mail" in done.stdout
     assert got[3][4] == ""  # Kai Wong handed nothing in: the sample kai is someone else
     with zipfile.ZipFile(tmp_path / "moodle-feedback.zip") as archive:

@@ -40,7 +40,8 @@ class Outcome:
     status: ``ok``, or one word saying why grading was incomplete; detail: a
     sentence for the TA and the page. messages: ``{column: "Error: message"}``
     of failing tests. comments: ``{column or cell id: a TA's comment}``.
-    late_penalty: points nbgrader took off for lateness.
+    late_penalty: points nbgrader took off for lateness. not_attempted: the
+    answers still holding their stub (``notebook: answer`` when there are several).
     """
 
     student_id: str
@@ -51,6 +52,7 @@ class Outcome:
     messages: dict = field(default_factory=dict)
     comments: dict = field(default_factory=dict)
     late_penalty: float = 0.0
+    not_attempted: list = field(default_factory=list)
 
     @property
     def raw_score(self) -> float:

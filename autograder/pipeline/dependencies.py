@@ -1,0 +1,53 @@
+"""Which answers use which: read from the code of a notebook's answer cells.
+
+An answer uses another when its cell reads a name the other's cell binds
+(``variance`` calls ``mean``). The corpus uses this to tell where a mistake
+can cost points; the class report, to find the first broken answer of a chain.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from . import execute, notebook
+
+
+def uses(nb: Any) -> dict[str, set[str]]:
+    """``{answer: the answers it uses directly}``, for every answer cell of ``nb``.
+
+    nb: a source or solution notebook (its answer cells hold working code).
+    """
+    answers = notebook.answers(nb)
+    defines = {name: answer for answer, src in answers.items() for name in execute.binds(src)}
+    found: dict[str, set[str]] = {}
+    for answer, source in answers.items():
+        try:
+            tree = ast.parse(notebook.strip_solution_markers(source))
+        except SyntaxError:
+            found[answer] = set()
+            continue
+        # the names it reads and never binds itself (a local or an argument is its own)
+        nodes = list(ast.walk(tree))
+        read = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        own = {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+        own |= {a.arg for n in nodes if isinstance(n, ast.arguments) for a in n.args + n.kwonlyargs}
+        found[answer] = {defines[n] for n in read - own if n in defines and defines[n] != answer}
+    return found
+
+
+def upstream(answer: str, graph: dict[str, set[str]]) -> set[str]:
+    """Every answer ``answer`` uses, directly or through others (not itself)."""
+    seen: set[str] = set()
+    todo = list(graph.get(answer, ()))
+    while todo:
+        other = todo.pop()
+        if other not in seen and other != answer:
+            seen.add(other)
+            todo.extend(graph.get(other, ()))
+    return seen
+
+
+def affected(answers: list[str] | tuple[str, ...], graph: dict[str, set[str]]) -> set[str]:
+    """The answers named and every answer that uses them, directly or not."""
+    return set(answers) | {a for a in graph if upstream(a, graph) & set(answers)}
