@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: help setup grade test test-fast lint generate golden format bench bench-scale constraints clean
+.PHONY: help setup grade test test-fast lint docs generate golden format bench bench-scale constraints clean
 
 ## List the commands.
 help:
@@ -31,14 +31,15 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 grade: setup
 	$(PY) -m autograder grade samples/class --dry-run
 
-## The whole suite as CI runs it (lint, types, tests, nbval); MARKS="not cluster" narrows it.
+## The whole suite as CI runs it (lint, types, docs, tests, nbval); MARKS="not cluster" narrows it.
 test: setup
 	@start=$$(date +%s); \
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . || exit 1; \
+	$(MAKE) --no-print-directory docs || exit 1; \
 	$(VENV)/bin/mypy & types=$$!; \
 	$(PY) -m pytest --nbval solutions/ tests/ --durations=10 $(if $(MARKS),-m "$(MARKS)"); \
 	tests=$$?; wait $$types; types=$$?; \
-	echo "make test: $$(( $$(date +%s) - start )) s in all (lint, types, tests)"; \
+	echo "make test: $$(( $$(date +%s) - start )) s in all (lint, types, docs, tests)"; \
 	[ $$types = 0 ] && exit $$tests || exit 1
 
 ## The fast layer: unit tests only (no grading runs, no stock nbgrader), in seconds.
@@ -50,6 +51,10 @@ lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+
+## Build the documentation into docs/_build/html (warnings and dead references are errors).
+docs: setup
+	$(VENV)/bin/sphinx-build -W -n --keep-going -q -b html docs docs/_build/html
 
 ## Regenerate release/, solutions/ and samples/class/ after editing source/.
 generate: setup
@@ -66,11 +71,11 @@ format: setup
 
 ## Time stock nbgrader against ours on 60 submissions, then with failure cases mixed in.
 bench: setup
-	$(PY) bench/bench.py --students 60 --failures 16
+	$(PY) bench/bench.py --students 60 --failures 16 --record docs/_generated/bench.txt
 
 ## Grade classes of 60 and 1,000 (failure cases mixed in): time and memory per submission.
 bench-scale: setup
-	$(PY) bench/bench.py --scale 1000 --jobs 2
+	$(PY) bench/bench.py --scale 1000 --jobs 2 --record docs/_generated/scale.txt
 
 ## Re-pin the exact versions after changing pyproject.toml's ranges.
 constraints: setup

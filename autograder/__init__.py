@@ -47,3 +47,10 @@ import sys
 # notebook, and the notebook schema has no IRI fields. Marking the module
 # absent makes jsonschema skip that checker; nothing else changes.
 sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
+
+from . import log  # noqa: E402 (after the jsonschema setting above)
+
+# What the grader says to the person running it goes through ``logging``; the
+# console handler prints it as it always appeared (results on stdout, the rest on
+# stderr). See :mod:`autograder.log`.
+log.install()

@@ -10,13 +10,15 @@ exit status 2, never a traceback.
 from __future__ import annotations
 
 import argparse
-import sys
+import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from .pipeline import grade
 from .pipeline.errors import UserError
 from .tools import check, corpus, export, generate, gradescope, self_check
+
+_log = logging.getLogger(__name__)
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -134,7 +136,9 @@ def parser() -> argparse.ArgumentParser:
     )
     _common(table)
     table.add_argument("--jobs", type=int, default=2)
-    table.add_argument("--readme", action="store_true", help="also update README.md's table")
+    table.add_argument(
+        "--readme", action="store_true", help="also update the table in docs/corpus.md"
+    )
     table.set_defaults(run=corpus.main, positional=[])
     _export_parsers(commands)
     packing = commands.add_parser(
@@ -163,5 +167,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return run(*positional, **args)
     except UserError as error:
-        print(f"python -m autograder: error: {error}", file=sys.stderr)
+        _log.error(f"python -m autograder: error: {error}")
         return 2

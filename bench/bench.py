@@ -22,6 +22,10 @@ it prints wall time, seconds per submission and the peak memory of the main
 process and of the largest worker. The cost per submission and the main
 process's memory must not grow with the class.
 
+With ``--record FILE`` everything it prints is also written to FILE: ``make
+bench`` and ``make bench-scale`` record into ``docs/_generated/``, which the
+documentation includes, so every figure there comes from one run.
+
 Run it on an otherwise idle machine; timings on shared machines are noisy,
 which is why this is a script and not a test.
 """
@@ -168,6 +172,46 @@ def run_failures(files, count, jobs, stock_results):
     return problems
 
 
+RECORD_SECONDS = 0.08  # CPU the main process spends recording one result (from a profile)
+PAPER_CLASS = 10_000  # the class the estimate is for
+PAPER_WORKERS = (2, 4, 8, 16)
+
+
+def paper_estimate(seconds_each, jobs):
+    """Lines estimating a class of PAPER_CLASS on N worker cores, from a measured rate.
+
+    seconds_each: wall seconds per submission with ``jobs`` workers, so each costs
+    ``seconds_each * jobs`` worker-seconds; the main process records at most
+    one result per RECORD_SECONDS whatever N is, a floor more workers cannot lower.
+    """
+    worker_seconds = seconds_each * jobs
+    floor = PAPER_CLASS * RECORD_SECONDS / 60
+    lines = [
+        f"on paper, {PAPER_CLASS:,} submissions at {worker_seconds:.2f} worker-s each, "
+        f"recording {RECORD_SECONDS * 1000:.0f} ms each:"
+    ]
+    for workers in PAPER_WORKERS:
+        minutes = max(PAPER_CLASS * worker_seconds / workers / 60, floor)
+        bound = "recording" if minutes == floor else "workers"
+        lines.append(f"{workers:9d} workers: {minutes:6.0f} min ({bound})")
+    return lines
+
+
+class Record:
+    """Standard output, also written to a file: what the docs include."""
+
+    def __init__(self, stream, path):
+        self.stream, self.file = stream, open(path, "w")
+
+    def write(self, text):
+        self.file.write(text)
+        return self.stream.write(text)
+
+    def flush(self):
+        self.file.flush()
+        self.stream.flush()
+
+
 def peak_memory(output):
     """``(main MiB, largest worker MiB)`` from the summary ``grade`` prints."""
     found = re.search(r"grader peak memory: main (\d+) MiB, largest worker (\d+) MiB", output)
@@ -191,6 +235,8 @@ def run_scale(sizes, jobs, timeout=3):
         assert len(rows) == size, f"{size - len(rows)} submissions got no row"
         print(f"{size:9d} {seconds:8.1f} {seconds / size:7.2f} {main_mib:9d} {worker_mib:11d}")
         measured.append((size, seconds, main_mib))
+    size, seconds, _ = measured[-1]
+    print("\n".join(paper_estimate(seconds / size, jobs)))
     return measured
 
 
@@ -230,7 +276,11 @@ def main():
         "--runaway-timeout", type=float, help="cell limit for the runaway run (course's)"
     )
     parser.add_argument("--scale", type=int, help="measure classes of 60 and of this size instead")
+    parser.add_argument("--record", type=Path, help="also write what it prints to this file")
     args = parser.parse_args()
+    if args.record:
+        args.record.parent.mkdir(parents=True, exist_ok=True)
+        sys.stdout = Record(sys.stdout, args.record)
     if args.scale:
         run_scale(sorted({60, args.scale}), args.jobs)
         return 0

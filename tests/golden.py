@@ -8,7 +8,7 @@ nbgrader and numpy, so they are graded once and kept in
 
     make golden          # python -m tests.golden: about 3 minutes on 2 cores
 
-which also rewrites README.md's table of caught mistakes from the same results.
+which also rewrites the table of caught mistakes (docs/corpus.md) from the same results.
 What is recorded: every corpus entry, the source and the untouched release, and
 the ``runaway_glue`` hostile case (a ``concat_heads`` that never returns) graded
 with a cell limit of ``RUNAWAY_TIMEOUT`` seconds in a copy of the course. The
@@ -164,17 +164,15 @@ def write(assignment: Assignment, jobs: int = 2) -> dict[str, stock.StockResult]
 
 
 def main() -> int:
-    """Regenerate the golden file and README.md's table of caught mistakes."""
+    """Regenerate the golden file and the table of caught mistakes in docs/corpus.md."""
     assignment = find_assignment()
     results = write(assignment)
     (name,) = assignment.notebooks
     entries = corpus.load_corpus(assignment.root / corpus.CORPUS / assignment.id)
     answer_ids = list(notebook.answers(notebook.read(assignment.release(name))))
-    readme = assignment.root / "README.md"
-    readme.write_text(
-        corpus.with_table(readme.read_text(), corpus.table(entries, results, answer_ids))
-    )
-    print(f"wrote {path(assignment).relative_to(assignment.root)} and README.md's table")
+    page = assignment.root / corpus.TABLE_PAGE
+    page.write_text(corpus.with_table(page.read_text(), corpus.table(entries, results, answer_ids)))
+    print(f"wrote {path(assignment).relative_to(assignment.root)} and {corpus.TABLE_PAGE}'s table")
     return 0
 
 

@@ -1,8 +1,9 @@
 """Do imports flow one way through the package's layers, with no cycle and no lab in them?
 
-tools -> pipeline -> sandbox: a module may import its own layer or one below,
-never one above; only the sandbox's launcher starts the student-side module;
-and no module imports another that (through others) imports it back.
+tools -> pipeline -> sandbox, and ``autograder.log`` (the route of what the grader
+says) below them all: a module may import its own layer or one below, never one
+above; only the sandbox's launcher starts the student-side module; and no module
+imports another that (through others) imports it back.
 """
 
 import ast
@@ -16,7 +17,7 @@ from autograder.pipeline.course import ROOT
 from . import lab
 
 PACKAGE = ROOT / "autograder"
-LAYERS = {"sandbox": 0, "pipeline": 1, "tools": 2}  # the package's own top level: 3
+LAYERS = {"log": -1, "sandbox": 0, "pipeline": 1, "tools": 2}  # the package's own top level: 3
 
 
 def module_name(path: Path) -> str:
@@ -139,7 +140,7 @@ WRITES_NO_RESULT = {
     "autograder.sandbox.launcher": "the sandbox's cgroup and process limits",
     "autograder.sandbox.student": "the student's own process: its namespaces and helper files",
     "autograder.tools.generate": "the release, solutions and sample class",
-    "autograder.tools.corpus": "README.md's table",
+    "autograder.tools.corpus": "the table of caught mistakes in docs/corpus.md",
     "autograder.tools.gradescope": "autograder.zip, and results.json from a run's outcome",
     "autograder.tools.export": "the LMS's files, filled from the gradebook",
 }

@@ -69,11 +69,22 @@ def test_every_answer_is_a_stub(release_nb):
 
 
 def test_release_folder_holds_what_students_get():
-    """Does the release hold the notebook, its helper module and the self-check, nothing else?"""
+    """Does the release hold the notebook, its helper, the self-check and a README, nothing else?"""
     folder = (course.ROOT / course.RELEASE).parent
     assert sorted(p.name for p in folder.iterdir()) == sorted(
-        [course.NOTEBOOK, "lab_checks.py", "self_check.py"]
+        [course.NOTEBOOK, "lab_checks.py", "self_check.py", "README.md"]
     )
+
+
+def test_students_readme_says_what_to_do():
+    """Does the students' README name each file, the self-check, the name to keep, submitting?"""
+    folder = (course.ROOT / course.RELEASE).parent
+    text = (folder / "README.md").read_text()
+    for path in folder.iterdir():
+        assert path.name == "README.md" or f"`{path.name}`" in text, path.name
+    for words in ("python self_check.py", "Keep the name", "Submit", "feedback", "Run All"):
+        assert words in text, words
+    assert "ANSWER" not in text and "BEGIN SOLUTION" not in text
 
 
 def test_hidden_test_placeholders_run_nothing(release_nb):

@@ -39,13 +39,13 @@ from . import dependencies, notebook
 from .notebook import Columns
 from .results import Outcome
 
-FLAG_EASY = 0.95  # pass rate at or above: almost everyone passes
-FLAG_HARD = 0.05  # pass rate at or below: almost everyone fails
-FLAG_INVERTED = -0.1  # discrimination below: strong students fail it more than weak ones
-MIN_FOR_FLAGS = 5  # students needed before a flag means anything
-MAX_KEY = 240  # characters of a normalised message kept as its group's key
-MAX_MESSAGE = 4 * MAX_KEY  # characters of a message read to make its key
-SHOWN_STUDENTS = 40  # students listed in a group before "and N more"
+FLAG_EASY = 0.95  #: pass rate at or above: almost everyone passes
+FLAG_HARD = 0.05  #: pass rate at or below: almost everyone fails
+FLAG_INVERTED = -0.1  #: discrimination below: strong students fail it more than weak ones
+MIN_FOR_FLAGS = 5  #: students needed before a flag means anything
+MAX_KEY = 240  #: characters of a normalised message kept as its group's key
+MAX_MESSAGE = 4 * MAX_KEY  #: characters of a message read to make its key
+SHOWN_STUDENTS = 40  #: students listed in a group before "and N more"
 
 
 # ------------------------------------------------------------------ mistakes

@@ -37,9 +37,9 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import logging
 import os
 import re
-import sys
 import zipfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -49,14 +49,16 @@ from pathlib import Path
 from .course import Assignment
 from .errors import UserError
 
-MAX_FILE = 20 * 2**20  # bytes; larger files are not read (and graded as unreadable)
+_log = logging.getLogger(__name__)
+
+MAX_FILE = 20 * 2**20  #: bytes; larger files are not read (and graded as unreadable)
 
 CANVAS = re.compile(
     r"^(?P<student>[a-z0-9]+)_(?:late_)?(?P<lms>\d+)_\d+_.*?(?:-(?P<version>\d+))?\.\w+$",
     re.IGNORECASE,
 )
 MOODLE = re.compile(r"^(?P<student>.+?)_(?P<lms>\d+)_assignsubmission_(?:file|onlinetext)_")
-PLAIN_ID = re.compile(r"^\w[\w.@+-]{0,99}$")  # \w: letters and digits of any script, and _
+PLAIN_ID = re.compile(r"^\w[\w.@+-]{0,99}$")  #: \w: letters and digits of any script, and _
 
 
 @dataclass(frozen=True)
@@ -279,7 +281,7 @@ def _inside(path: Path, root: Path) -> bool:
     real, top = os.path.realpath(path), os.path.realpath(root)
     if real == top or real.startswith(top + os.sep):
         return True
-    print(f"warning: skipped {path}: it links outside the submissions folder", file=sys.stderr)
+    _log.warning(f"warning: skipped {path}: it links outside the submissions folder")
     return False
 
 
@@ -333,10 +335,9 @@ def _named_notebooks(root: Path, graded: set[Path]) -> None:
         if any(p.startswith(".") or p == "__MACOSX" for p in relative.parts):
             continue
         if path not in graded and path.is_file():
-            print(
+            _log.warning(
                 f"warning: skipped {relative}: not where nbgrader keeps a student's notebook "
-                "(<student>/<assignment>/<notebook>, beside the other students)",
-                file=sys.stderr,
+                "(<student>/<assignment>/<notebook>, beside the other students)"
             )
 
 
@@ -344,10 +345,9 @@ def _not_plain(student_id: str, where: str) -> bool:
     """True (after a warning) if ``student_id`` is no plain id (:func:`plain_id`)."""
     if plain_id(student_id):
         return False
-    print(
+    _log.warning(
         f"warning: skipped {where}: {student_id!r} is not a student id (letters, digits and "
-        ". _ - @ +, starting with a letter or digit): rename the folder",
-        file=sys.stderr,
+        ". _ - @ +, starting with a letter or digit): rename the folder"
     )
     return True
 
@@ -402,10 +402,9 @@ def _one_each(found: list[Submission]) -> list[Submission]:
     for sub in sorted(found, key=lambda s: (s.modified, s.version)):
         earlier = chosen.get(sub.student_id)
         if earlier is not None:
-            print(
+            _log.warning(
                 f"warning: {sub.student_id}: two submissions, {earlier.origin} and "
-                f"{sub.origin}; grading the newer, {sub.origin}",
-                file=sys.stderr,
+                f"{sub.origin}; grading the newer, {sub.origin}"
             )
         chosen[sub.student_id] = sub
     return [chosen[k] for k in sorted(chosen)]
@@ -440,7 +439,7 @@ def _warn_shared(files: list[_File]) -> None:
         for what, ids in sorted(groups.items()):
             if len(ids) > 1:
                 text = message.format(n=len(ids), what=what, ids=", ".join(sorted(ids)))
-                print(f"warning: {text}", file=sys.stderr)
+                _log.warning(f"warning: {text}")
 
 
 def _combine(found: list[_File]) -> list[Submission]:
@@ -454,10 +453,9 @@ def _combine(found: list[_File]) -> list[Submission]:
         key = (item.student_id, item.notebook)
         earlier = chosen.get(key)
         if earlier is not None:
-            print(
+            _log.warning(
                 f"warning: {item.student_id}: two files for {item.notebook}, {earlier.origin} "
-                f"and {item.origin}; grading the newer, {item.origin}",
-                file=sys.stderr,
+                f"and {item.origin}; grading the newer, {item.origin}"
             )
         chosen[key] = item
     _warn_shared(list(chosen.values()))
@@ -481,12 +479,12 @@ def _lms_file(
 ) -> tuple[Identity, str] | None:
     """``(who, notebook)`` for an LMS file, or None (with a warning) if none fits."""
     if not name.endswith(".ipynb"):
-        print(f"warning: skipped {name}: not a notebook", file=sys.stderr)
+        _log.warning(f"warning: skipped {name}: not a notebook")
         return None
     notebook = notebook_of(name, assignment)
     if notebook is None:
         choices = ", ".join(assignment.notebooks)
-        print(f"warning: skipped {name}: it names none of the notebooks {choices}", file=sys.stderr)
+        _log.warning(f"warning: skipped {name}: it names none of the notebooks {choices}")
         return None
     who = identify(name, assignment.stems, pattern)
     if _not_plain(who.student_id, name):
@@ -574,10 +572,9 @@ def _zip_layout(archive: zipfile.ZipFile, assignment: Assignment) -> list[Submis
             or len(parts) != at + 3
             or any(parts[:j] in students for j in range(1, at + 1))
         ):
-            print(
+            _log.warning(
                 f"warning: skipped {info.filename}: not where nbgrader keeps a student's "
-                "notebook (<student>/<assignment>/<notebook>)",
-                file=sys.stderr,
+                "notebook (<student>/<assignment>/<notebook>)"
             )
             continue
         if parts[-1] not in assignment.notebooks:

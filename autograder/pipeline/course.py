@@ -22,8 +22,8 @@ from traitlets.config.loader import PyFileConfigLoader
 
 from .errors import UserError
 
-ROOT = Path(__file__).resolve().parents[2]  # this repository: the default course
-CONFIG_FILES = ("nbgrader_config.py", "course_config.py")  # what nbgrader reads in a course
+ROOT = Path(__file__).resolve().parents[2]  #: this repository: the default course
+CONFIG_FILES = ("nbgrader_config.py", "course_config.py")  #: what nbgrader reads in a course
 
 
 def load_config(root: Path) -> Config:

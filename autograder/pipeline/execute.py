@@ -1,7 +1,7 @@
 """Running a sanitised notebook: student cells in the sandbox, test cells here.
 
 Every cell the student could have written runs in the student's sandboxed
-process (:mod:`autograder.student`). Every test cell, and every read-only
+process (:mod:`autograder.sandbox.student`). Every test cell, and every read-only
 instructor cell, runs in *this* process, the grader's, in a fresh namespace
 per submission. When a test cell names something it did not define itself
 (``mean``, ``samples``), the name is looked up in the student's process: data

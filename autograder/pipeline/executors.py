@@ -19,9 +19,9 @@ does not grow with the class.
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import queue
-import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -31,8 +31,10 @@ from . import worker
 from .collect import Submission
 from .errors import Status, UserError
 
-POLL = 0.5  # seconds between checks for Ctrl-C while waiting for results
-IN_FLIGHT = 4  # tasks per Dask worker sent ahead
+_log = logging.getLogger(__name__)
+
+POLL = 0.5  #: seconds between checks for Ctrl-C while waiting for results
+IN_FLIGHT = 4  #: tasks per Dask worker sent ahead
 
 
 class Executor(Protocol):
@@ -229,4 +231,4 @@ def close(executor: Executor) -> None:
         try:
             closer()
         except Exception as why:  # the run's results are recorded; only the goodbye failed
-            print(f"warning: closing the executor: {why}", file=sys.stderr)
+            _log.warning(f"warning: closing the executor: {why}")

@@ -27,9 +27,9 @@ from . import internals, notebook
 from .course import Assignment
 from .notebook import Columns
 
-MAX_SHOWN_SOURCE = 64 * 2**10  # characters of one cell's text shown on the page
-CACHED_ENTRIES = 512  # rendered cells remembered per process
-CACHED_SOURCE = 16 * 2**10  # only texts up to this long are remembered
+MAX_SHOWN_SOURCE = 64 * 2**10  #: characters of one cell's text shown on the page
+CACHED_ENTRIES = 512  #: rendered cells remembered per process
+CACHED_SOURCE = 16 * 2**10  #: only texts up to this long are remembered
 
 
 class Graded(Protocol):
@@ -79,8 +79,8 @@ class KnownGrades(NbGraderPreprocessor):
         return nb, resources
 
 
-TEMPLATES = Path(__file__).parent / "templates"  # lab_feedback: the summary, then the cells
-NOT_ATTEMPTED_MARKDOWN = "YOUR ANSWER HERE"  # nbgrader's stub for a written answer
+TEMPLATES = Path(__file__).parent / "templates"  #: lab_feedback: the summary, then the cells
+NOT_ATTEMPTED_MARKDOWN = "YOUR ANSWER HERE"  #: nbgrader's stub for a written answer
 
 
 def _sentence(text: str) -> str:

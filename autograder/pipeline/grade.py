@@ -20,6 +20,7 @@ The stages, and where each runs:
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import shutil
 import signal
@@ -32,6 +33,7 @@ from typing import Any
 from nbgrader.preprocessors import Execute
 from tqdm import tqdm
 
+from .. import log
 from ..sandbox import Limits
 from . import (
     class_report,
@@ -48,6 +50,8 @@ from .course import Assignment, course_directory, find_assignment
 from .errors import Status, UserError
 from .gradebook import ensure_gradebook, sources_hash, stamp_path
 from .results import NOT_FINISHED, Outcome, Store, StoredRows
+
+_log = logging.getLogger(__name__)
 
 
 def dry_run_gradebook(assignment: Assignment, into: Path) -> str:
@@ -115,8 +119,8 @@ def _pending(
     return unchanged, todo
 
 
-WALL = 300.0  # seconds per notebook, unless the run says otherwise
-MEMORY = 2048  # MiB per student's process, unless the run says otherwise
+WALL = 300.0  #: seconds per notebook, unless the run says otherwise
+MEMORY = 2048  #: MiB per student's process, unless the run says otherwise
 
 
 @dataclass(frozen=True)
@@ -250,10 +254,10 @@ def _run_locked(request: Request) -> ClassResult:
     ledger = None if request.dry_run else Store(chosen.root / ".autograder", chosen.id)
     settings_key = request.settings_key
     unchanged, todo = _pending(found, state, request.force, settings_key, ledger)
-    print(
+    _log.info(
         f"{len(found)} submission(s): {len(todo)} to grade, "
         f"{len(found) - len(todo)} unchanged since the last run",
-        file=sys.stderr,
+        extra=log.TO_STDERR,
     )
     with tempfile.TemporaryDirectory(prefix="grading-") as scratch:
         # Workers read a copy of the gradebook, made while they start up.
@@ -276,10 +280,9 @@ def _run_locked(request: Request) -> ClassResult:
             recording.refresh_unchanged(unchanged)
             recording.close()
         except KeyboardInterrupt:
-            print(
+            _log.warning(
                 f"\ninterrupted: {len(unchanged) + recording.recorded} of {len(found)} "
-                "submission(s) graded and kept; run the same command again to grade the rest",
-                file=sys.stderr,
+                "submission(s) graded and kept; run the same command again to grade the rest"
             )
             return ClassResult(130, out, tuple(sub.student_id for sub in found))
         finally:
@@ -292,14 +295,16 @@ def _run_locked(request: Request) -> ClassResult:
     sources = {n: notebook.read(chosen.source(n)) for n in chosen.notebooks}
     page = class_report.render(f"{chosen.id}: the class report", ordered, columns, sources)
     results.write_report(out, page)
-    print(report.table(ordered))
-    print()
-    print(report.summary(ordered, columns.tests()))
+    _log.info(report.table(ordered))
+    _log.info("")
+    _log.info(report.summary(ordered, columns.tests()))
     main_kib = worker.peak_memory_kib()
     worker_mib = recording.peak // 1024
-    print(f"grader peak memory: main {main_kib // 1024} MiB, largest worker {worker_mib} MiB")
-    print(f"\nwrote {out / 'grades.csv'} and {len(ordered)} feedback page(s) in {out / 'feedback'}")
-    print(f"what the class got wrong: {out / 'report.html'}")
+    _log.info(f"grader peak memory: main {main_kib // 1024} MiB, largest worker {worker_mib} MiB")
+    _log.info(
+        f"\nwrote {out / 'grades.csv'} and {len(ordered)} feedback page(s) in {out / 'feedback'}"
+    )
+    _log.info(f"what the class got wrong: {out / 'report.html'}")
     return ClassResult(0, out, tuple(sub.student_id for sub in found))
 
 
@@ -446,11 +451,10 @@ class Progress(tqdm):
 
 def _warn(unprotected: list[str]) -> None:
     lines = "\n".join(f"  - {item}" for item in unprotected)
-    print(
+    _log.warning(
         f"\nWARNING: grading WITHOUT these protections:\n{lines}\n"
         "Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) and allow user "
-        "namespaces to grade untrusted code safely.\n",
-        file=sys.stderr,
+        "namespaces to grade untrusted code safely.\n"
     )
 
 

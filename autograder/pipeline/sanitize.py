@@ -111,8 +111,8 @@ def moved(nb: Any, release_nb: Any) -> list[str]:
     return [name for name in order if name not in kept]
 
 
-MAX_CELLS = 2_000  # cells in one notebook; the lab has about 70, students add a few
-MAX_DEPTH = 64  # nesting of JSON arrays and objects; a notebook needs about 6
+MAX_CELLS = 2_000  #: cells in one notebook; the lab has about 70, students add a few
+MAX_DEPTH = 64  #: nesting of JSON arrays and objects; a notebook needs about 6
 
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')

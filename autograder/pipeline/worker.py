@@ -32,7 +32,8 @@ from .errors import Status
 class Settings:
     """What every worker needs to know; picklable, sent once per worker.
 
-    cell_timeout, wall_timeout: seconds; limits: the sandbox's :class:`Limits`.
+    cell_timeout, wall_timeout: seconds; limits: the sandbox's
+    :class:`~autograder.sandbox.launcher.Limits`.
     """
 
     course_root: str
@@ -48,7 +49,8 @@ class Settings:
 class Result:
     """One submission, graded: what the main process records.
 
-    points, messages: keyed by ``grades.csv`` column (:class:`notebook.Columns`);
+    points, messages: keyed by ``grades.csv`` column
+    (:class:`~autograder.pipeline.notebook.Columns`);
     notebooks: ``{notebook file name: executed notebook as JSON, or None}``.
     """
 

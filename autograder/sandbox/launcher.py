@@ -1,6 +1,6 @@
 """Starting and talking to the sandboxed student processes.
 
-One :class:`Sandbox` per worker: a zygote (:mod:`autograder.student`) started
+One :class:`Sandbox` per worker: a zygote (:mod:`autograder.sandbox.student`) started
 once inside bubblewrap, with a read-only view of the system and the Python
 installation and nothing of the course: not the source notebook, not the
 gradebook, not the submissions, not the results. Every submission gets a
@@ -8,7 +8,7 @@ gradebook, not the submissions, not the results. Every submission gets a
 spoken to over its own socket with deadlines on every request.
 
 Where bubblewrap or user namespaces are missing, the grader still runs, and
-:attr:`Sandbox.unprotected` lists what it runs without, for the TA to see.
+``Sandbox.unprotected`` lists what it runs without, for the TA to see.
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from typing import Any
 from . import wire
 from .student import PR_SET_PDEATHSIG, c_library
 
-ZYGOTE = "autograder.sandbox.student import zygote"  # in every sandbox's command line
-GRACE = 3.0  # seconds an interrupted cell gets to stop before its process is killed
-PROCESS_SLACK = 16  # processes and threads the sandbox itself needs beyond the student's
+ZYGOTE = "autograder.sandbox.student import zygote"  #: in every sandbox's command line
+GRACE = 3.0  #: seconds an interrupted cell gets to stop before its process is killed
+PROCESS_SLACK = 16  #: processes and threads the sandbox itself needs beyond the student's
 
 
 class StudentGone(Exception):
@@ -114,7 +114,7 @@ ETC = (
     "passwd", "group", "nsswitch.conf", "mime.types", "fonts", "matplotlibrc",
     "python3", "python3.11", "python3.12", "python3.13", "python3.14",
 )  # fmt: skip
-SANDBOX_UID = 65534  # "nobody": whom student code runs as when the grader is root
+SANDBOX_UID = 65534  #: "nobody": whom student code runs as when the grader is root
 
 
 def _ancestors(path: str) -> list[str]:

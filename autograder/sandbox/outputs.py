@@ -13,11 +13,11 @@ import io
 from typing import Any
 
 # Output a notebook may send back, in the student's process and again in the grader.
-MAX_CELL_OUTPUT = 2**20  # characters of output kept per cell, all kinds together
-MAX_CELL_OUTPUTS = 100  # separate outputs kept per cell
-MAX_NOTEBOOK_OUTPUT = 8 * 2**20  # characters kept over the whole notebook
+MAX_CELL_OUTPUT = 2**20  #: characters of output kept per cell, all kinds together
+MAX_CELL_OUTPUTS = 100  #: separate outputs kept per cell
+MAX_NOTEBOOK_OUTPUT = 8 * 2**20  #: characters kept over the whole notebook
 MAX_NOTEBOOK_OUTPUTS = 2000
-MAX_ERROR_TEXT = 10_000  # characters of one error message or traceback line
+MAX_ERROR_TEXT = 10_000  #: characters of one error message or traceback line
 MAX_TRACEBACK_LINES = 50
 
 

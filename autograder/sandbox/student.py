@@ -11,10 +11,10 @@ control socket. For every submission it forks a child, which
 2. runs the student's cells in an IPython shell, capturing their outputs as
    notebook outputs;
 3. answers the grader's questions over its own socket: what is this name, call
-   this function on these arrays. Only data crosses (:mod:`autograder.wire`).
+   this function on these arrays. Only data crosses (:mod:`autograder.sandbox.wire`).
 
 Test cells never run here: the verdicts are computed by the grader, in a
-process student code never touched (:mod:`autograder.execute`).
+process student code never touched (:mod:`autograder.pipeline.execute`).
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ LOCKED_FLAGS = ((2, 2), (4, 4), (8, 8), (1024, 1024), (2048, 2048), (4096, 1 << 
 # What a student's process sees: its writable space is a fresh tmpfs on /tmp
 # (also behind /dev/shm); the helper files sit read-only in LAB, on sys.path.
 SCRATCH = "/tmp"
+#: where the helper files sit, read-only, in the sandbox
 LAB = "/tmp/lab"
 
 
@@ -189,7 +190,7 @@ class CapData(ctypes.Structure):
 
 
 def drop_capabilities() -> list[str]:
-    """Drop every capability for good, then install :mod:`autograder.syscalls`' filter.
+    """Drop every capability for good, then install :mod:`autograder.sandbox.syscalls`' filter.
 
     The bounding and ambient sets are cleared too, so no program the student
     runs can regain one. Returns a list of what could not be done.
@@ -338,7 +339,7 @@ def student_traceback(error: BaseException, frames: int = 5) -> list[str]:
     return [CELL_NAME.sub(r"Cell In[\1]", line) for line in lines]
 
 
-STUDENT_CELL = "<ipython-input-"  # how IPython names the code of a cell it compiled
+STUDENT_CELL = "<ipython-input-"  #: how IPython names the code of a cell it compiled
 CELL_NAME = re.compile(r'File "<ipython-input-(\d+)-[0-9a-f]+>"')
 
 

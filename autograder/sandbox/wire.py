@@ -24,11 +24,11 @@ from typing import Any
 
 import numpy as np
 
-MAX_FRAME = 16 * 2**20  # bytes; a student's answer is a few small arrays
-MAX_VALUE = 8 * 2**20  # bytes of array data one encoded value may hold
-MAX_DEPTH = 20  # nesting of lists and tuples in a value
-MAX_ELEMENTS = 2**22  # array elements and container items in one decoded value
-PLAIN_KINDS = "biufcSUMm"  # bool, ints, floats, complex, bytes, str, datetimes
+MAX_FRAME = 16 * 2**20  #: bytes; a student's answer is a few small arrays
+MAX_VALUE = 8 * 2**20  #: bytes of array data one encoded value may hold
+MAX_DEPTH = 20  #: nesting of lists and tuples in a value
+MAX_ELEMENTS = 2**22  #: array elements and container items in one decoded value
+PLAIN_KINDS = "biufcSUMm"  #: bool, ints, floats, complex, bytes, str, datetimes
 
 
 class WireError(Exception):

@@ -27,6 +27,7 @@ when the notebook's prose or tests change.
 
 from __future__ import annotations
 
+import logging
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,8 +36,11 @@ from typing import Any
 from ..pipeline import notebook
 from ..pipeline.course import find_assignment
 
+_log = logging.getLogger(__name__)
+
+#: the keys of a corpus table that are not answer cells
 RESERVED = ("what", "loses", "says", "never", "caught_visibly")
-CORPUS = Path("tests") / "corpus"  # below the course: one folder per assignment
+CORPUS = Path("tests") / "corpus"  #: below the course: one folder per assignment
 
 
 @dataclass(frozen=True)
@@ -126,6 +130,7 @@ def table(
 
 README_BEGIN = "<!-- corpus-table:begin -->"
 README_END = "<!-- corpus-table:end -->"
+TABLE_PAGE = Path("docs") / "corpus.md"  #: below the course: the page that shows the table
 
 
 def with_table(readme: str, text: str) -> str:
@@ -154,9 +159,9 @@ def main(
     built = build(entries, release_nb, notebook.read(chosen.solution(name)))
     results = stock.autograde(built, jobs=jobs, assignment=chosen)
     text = table(entries, results, list(notebook.answers(release_nb)))
-    print(text)
+    _log.info(text)
     if readme:
-        path = chosen.root / "README.md"
+        path = chosen.root / TABLE_PAGE
         path.write_text(with_table(path.read_text(), text))
-        print(f"updated the table in {path.name}")
+        _log.info(f"updated the table in {TABLE_PAGE}")
     return 0

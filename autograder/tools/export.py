@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import csv
 import io
+import logging
 import re
-import sys
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +41,8 @@ from ..pipeline.collect import slug
 from ..pipeline.course import Assignment, find_assignment
 from ..pipeline.errors import UserError
 from ..pipeline.results import after_penalty
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -292,7 +294,7 @@ def canvas(
     """Fill the Canvas gradebook ``template`` with this assignment's totals into ``out``."""
     chosen = find_assignment(course, assignment)
     filled = write_canvas(Path(template), column, Path(out), chosen.id, totals(chosen))
-    print(filled.summary(Path(out)))
+    _log.info(filled.summary(Path(out)))
     return 0
 
 
@@ -424,11 +426,8 @@ def moodle(
     filled, pages, zipped, missing = write_moodle(
         Path(worksheet), out, Path(feedback), totals(chosen), match_names
     )
-    print(filled.summary(out))
-    print(f"wrote {pages}: {zipped} feedback page(s) for Moodle's feedback upload")
+    _log.info(filled.summary(out))
+    _log.info(f"wrote {pages}: {zipped} feedback page(s) for Moodle's feedback upload")
     if missing:
-        print(
-            f"no feedback page (or no participant number) for: {', '.join(missing)}",
-            file=sys.stderr,
-        )
+        _log.warning(f"no feedback page (or no participant number) for: {', '.join(missing)}")
     return 0

@@ -3,8 +3,10 @@
 ``python -m autograder generate`` rebuilds, from ``source/``:
 
 - ``release/``: the student notebook, by stock ``nbgrader generate_assignment``,
-  and ``self_check.py``, the students' self-check (:mod:`.self_check` with the
-  assignment's stubs written in);
+  ``self_check.py``, the students' self-check (:mod:`.self_check` with the
+  assignment's stubs written in), and ``README.md``, what a student needs to
+  know in plain words (``templates/student_readme.md.j2``), unless the source
+  folder has a README of its own;
 - ``solutions/``: the solved notebook, by stock ``nbgrader generate_solution``
   (executed, outputs kept), then normalised so it is byte-for-byte the same on
   every run;
@@ -19,12 +21,14 @@ folder and compares the result with what is committed.
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 import tempfile
 import tomllib
 from pathlib import Path
 from typing import Any
 
+import jinja2
 from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 
 from ..pipeline import notebook
@@ -32,6 +36,8 @@ from ..pipeline.course import ROOT, Assignment, find_assignment
 from . import self_check
 from .corpus import CORPUS, load_corpus
 from .nbgrader_cli import run_nbgrader, scratch_course
+
+_log = logging.getLogger(__name__)
 
 SAMPLE_ROSTER = Path("samples") / "roster.toml"
 SAMPLE_CLASS = Path("samples") / "class"
@@ -58,6 +64,8 @@ def normalise_solution(nb: Any, source_nb: Any) -> Any:
 
 
 SELF_CHECK = "self_check.py"
+STUDENT_README = "README.md"
+TEMPLATES = Path(__file__).parent / "templates"
 _EMPTY_ASSIGNMENT = 'ASSIGNMENT: dict[str, Any] = {"id": "", "notebooks": {}}'
 
 
@@ -75,6 +83,42 @@ def self_check_script(assignment_id: str, releases: dict[str, Any]) -> str:
         raise RuntimeError(f"{self_check.__file__} lost its line {_EMPTY_ASSIGNMENT!r}")
     literal = json.dumps(filled, indent=4)  # JSON of strings and dicts is Python too
     return text.replace(_EMPTY_ASSIGNMENT, f"ASSIGNMENT: dict[str, Any] = {literal}")
+
+
+def student_readme(assignment: Assignment, releases: dict[str, Any]) -> str:
+    """The release's ``README.md``: the files, how to work, self-check, keep the name, submit.
+
+    releases: ``{notebook file name: released notebook}``. The title is the first
+    notebook's first heading; the points, those its graded cells carry.
+    """
+    first = releases[assignment.notebooks[0]]
+    headings = [
+        line.removeprefix("# ").strip()
+        for cell in first.cells
+        if cell.cell_type == "markdown"
+        for line in cell.source.splitlines()
+        if line.startswith("# ")
+    ]
+    points = sum(
+        float(notebook.nbgrader_meta(cell).get("points", 0))
+        for nb in releases.values()
+        for cell in nb.cells
+        if notebook.is_graded(cell)
+    )
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    return environment.get_template("student_readme.md.j2").render(
+        title=headings[0] if headings else assignment.id,
+        assignment=assignment.id,
+        notebooks=list(assignment.notebooks),
+        helpers=[name for name in assignment.helper_files() if name != STUDENT_README],
+        points=points,
+    )
 
 
 def roster(root: Path) -> dict[str, Any]:
@@ -130,7 +174,10 @@ def generate(assignment: Assignment, out: Path) -> None:
         for name in assignment.notebooks
     }
     script = self_check_script(assignment.id, releases)
-    (out / assignment.release_dir.relative_to(root) / SELF_CHECK).write_text(script)
+    release = out / assignment.release_dir.relative_to(root)
+    (release / SELF_CHECK).write_text(script)
+    if STUDENT_README not in assignment.helper_files():
+        (release / STUDENT_README).write_text(student_readme(assignment, releases))
     for name in assignment.notebooks:
         solution = out / assignment.solution(name).relative_to(root)
         source_nb = notebook.read(assignment.source(name))
@@ -151,7 +198,7 @@ def main(*, assignment: str | None = None, course: Path | str = ROOT) -> int:
     chosen = find_assignment(course, assignment)
     generate(chosen, chosen.root)
     for path in (chosen.release_dir, chosen.solution_dir):
-        print(f"regenerated {path.relative_to(chosen.root)}")
+        _log.info(f"regenerated {path.relative_to(chosen.root)}")
     if roster(chosen.root).get("assignment") == chosen.id:
-        print(f"regenerated {SAMPLE_CLASS}")
+        _log.info(f"regenerated {SAMPLE_CLASS}")
     return 0

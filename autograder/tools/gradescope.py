@@ -28,6 +28,7 @@ import argparse
 import contextlib
 import io
 import json
+import logging
 import os
 import shutil
 import stat
@@ -46,8 +47,10 @@ from ..pipeline import grade as grading
 from ..pipeline.course import CONFIG_FILES, Assignment, find_assignment
 from ..sandbox.launcher import SANDBOX_UID, kill_user
 
+_log = logging.getLogger(__name__)
+
 GRADESCOPE_ROOT = "/autograder"
-STUDENT = "student"  # the one student a Gradescope run grades
+STUDENT = "student"  #: the one student a Gradescope run grades
 SANDBOX_WARNING = "grading WITHOUT these protections"
 PACKAGE_FILES = ("pyproject.toml", "constraints.txt")
 
@@ -128,7 +131,7 @@ def build(
                     archive.writestr(name, nbformat.writes(grading))
                 else:
                     archive.write(path, name)
-    print(f"wrote {target}: upload it as the autograder of a Gradescope programming assignment")
+    _log.info(f"wrote {target}: upload it as the autograder of a Gradescope programming assignment")
     return 0
 
 
@@ -139,7 +142,7 @@ def grading_copy(source_nb: Any, release_nb: Any) -> Any:
     answer, so a student who reads the bundle in Gradescope's container finds
     no solution to copy; a name the answer binds and the stub does not is bound
     to None after it, since the grader takes from the student exactly the names
-    the source's answers bind (:func:`~..pipeline.execute.student_names`).
+    the source's answers bind (:func:`~autograder.pipeline.execute.student_names`).
     """
     stubs = notebook.answers(release_nb)
     copy = nbformat.from_dict(source_nb)
@@ -403,7 +406,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--course", default=None)
     args = parser.parse_args(argv)
     results = run(args.root, args.course)
-    print(results["output"])
+    _log.info(results["output"])
     return 0
 
 

@@ -36,8 +36,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-# Filled in by ``python -m autograder generate``: the assignment's id and, per
-# notebook, {answer grade_id: the stub the release gives}.
+#: Filled in by ``python -m autograder generate``: the assignment's id and, per
+#: notebook, {answer grade_id: the stub the release gives}.
 ASSIGNMENT: dict[str, Any] = {
     "id": "08-multi-head",
     "notebooks": {
@@ -57,8 +57,8 @@ ASSIGNMENT: dict[str, Any] = {
     }
 }
 
-WRITTEN_STUB = "YOUR ANSWER HERE"  # nbgrader's stub for a written answer
-TIMEOUT = 60.0  # seconds a cell may run before the check interrupts it
+WRITTEN_STUB = "YOUR ANSWER HERE"  #: nbgrader's stub for a written answer
+TIMEOUT = 60.0  #: seconds a cell may run before the check interrupts it
 DONE, FAILING, NOT_ATTEMPTED, MISSING = "done", "failing", "not attempted", "missing"
 
 
@@ -163,7 +163,7 @@ def fix_for(message: str, helpers: Path | None = None) -> str:
     return f"install {module} where Jupyter runs (pip install {module}), then run again"
 
 
-NOT_DONE_YET = "not done yet: it should pass once that is"  # ends a consequence's line
+NOT_DONE_YET = "not done yet: it should pass once that is"  #: ends a consequence's line
 
 
 def broken_cells(

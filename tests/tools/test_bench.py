@@ -41,13 +41,36 @@ def test_mixing_in_replaces_only_the_chosen_students(tmp_path):
     assert [s for s in files if files[s] != plain[s]] == sorted(replaced)
 
 
-def test_benchmark_runs_end_to_end():
+def test_benchmark_runs_end_to_end(tmp_path):
+    """Does the benchmark run, agree with stock, and record exactly what it prints?"""
+    record = tmp_path / "figures" / "bench.txt"
     done = subprocess.run(
         [sys.executable, str(course.ROOT / "bench" / "bench.py"), "--students", "1",
-         "--failures", "1", "--jobs", "2", "--runaway-timeout", "2"],
+         "--failures", "1", "--jobs", "2", "--runaway-timeout", "2", "--record", str(record)],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
+    assert record.read_text() == done.stdout  # what the docs include is what it printed
     assert "scores                   : identical" in done.stdout
     assert "rows                     : 1 of 1; " in done.stdout
     assert "statuses and scores      : as expected" in done.stdout
+
+
+def test_paper_estimate_has_a_recording_floor():
+    """Do more workers shorten the estimate until the main process's recording bounds it?"""
+    bench = _bench()
+    lines = bench.paper_estimate(0.6, 2)
+    minutes = [float(line.split(":")[1].split()[0]) for line in lines[1:]]
+    assert minutes[0] == 2 * minutes[1] and minutes == sorted(minutes, reverse=True)
+    assert lines[-1].endswith("(recording)")
+    assert minutes[-1] == round(bench.PAPER_CLASS * bench.RECORD_SECONDS / 60)
+
+
+def test_docs_show_the_recorded_figures():
+    """Does the performance page include the figures the benchmark recorded, not a copy?"""
+    page = (course.ROOT / "docs" / "performance.md").read_text()
+    for name in ("bench.txt", "scale.txt"):
+        assert f"```{{literalinclude}} _generated/{name}" in page
+        assert (course.ROOT / "docs" / "_generated" / name).read_text().strip()
+    scale = (course.ROOT / "docs" / "_generated" / "scale.txt").read_text()
+    assert "workers:" in scale and "x faster" not in page

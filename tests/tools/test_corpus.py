@@ -7,7 +7,7 @@ no other, and a value mistake is caught by the visible tests before submission.
 Graded by ``python -m autograder grade``
 (the hostile class's run), whose scores equal stock nbgrader's cell by cell on
 every entry (tests/pipeline/test_grader.py compares them with the golden file);
-the README's table, made by stock nbgrader (``make golden``), must match it too.
+the table in docs/corpus.md, made by stock nbgrader (``make golden``), must match it too.
 """
 
 import pytest
@@ -122,9 +122,9 @@ def test_glue_mistakes_name_the_axis(graded_corpus):
 
 
 def test_readme_table_is_current(graded_corpus, entries, answer_ids):
-    """Does the README show exactly the table this corpus produces?"""
+    """Does docs/corpus.md show exactly the table this corpus produces?"""
     expected = corpus.table(entries, graded_corpus, answer_ids)
-    readme = (course.ROOT / "README.md").read_text()
+    readme = (course.ROOT / corpus.TABLE_PAGE).read_text()
     assert corpus.table_in(readme) == expected, (
-        "README's table of caught mistakes is stale: run `make golden`"
+        "the table of caught mistakes in docs/corpus.md is stale: run `make golden`"
     )

@@ -72,7 +72,7 @@ class Outcome:
 def from_gradebook(gb: Gradebook, assignment: Assignment, columns: Any, graded: Outcome) -> Outcome:
     """``graded`` (the worker's grading) with the points, comments and penalty the gradebook holds.
 
-    columns: the assignment's :class:`~..notebook.Columns`. A student missing
+    columns: the assignment's :class:`~autograder.pipeline.notebook.Columns`. A student missing
     from the gradebook keeps ``graded`` as it is.
     """
     try:

@@ -15,14 +15,17 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import logging
 import shutil
-import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, overload
 
+from ... import log
 from .outcome import Outcome
 from .recorder import write_atomic
+
+_log = logging.getLogger(__name__)
 
 
 @contextlib.contextmanager
@@ -33,12 +36,12 @@ def exclusive(path: Path, what: str) -> Iterator[None]:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            print(f"waiting for another grading run on {what} to finish", file=sys.stderr)
+            _log.info(f"waiting for another grading run on {what} to finish", extra=log.TO_STDERR)
             fcntl.flock(handle, fcntl.LOCK_EX)
         yield
 
 
-NOT_FINISHED = ""  # the content key of a row a rerun must grade again (a grader error)
+NOT_FINISHED = ""  #: the content key of a row a rerun must grade again (a grader error)
 
 
 class Store:
@@ -65,8 +68,11 @@ class Store:
             return None
 
     def save(self, student_id: str, sha256: str, row: Outcome) -> None:
-        """Keep a student's row; ``sha256``: the content and settings it was graded from
-        (:data:`NOT_FINISHED` for a row a rerun must not skip)."""
+        """Keep a student's row.
+
+        sha256: the content and settings it was graded from
+        (:data:`~autograder.pipeline.results.store.NOT_FINISHED` for a row a rerun must not skip).
+        """
         write_atomic(
             self.folder / f"{student_id}.json",
             json.dumps({"sha256": sha256, "row": row.as_dict()}, sort_keys=True),

@@ -1,0 +1,134 @@
+"""Do the README and the docs say what is true, and can every command in them run?"""
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from autograder import cli
+
+from . import lab as course
+
+README = course.ROOT / "README.md"
+DOCS = course.ROOT / "docs"
+PAGES = [README, *sorted(DOCS.glob("*.md"))]
+MAX_README_LINES = 150
+PLACEHOLDERS = re.compile(
+    r"\[|\]|\.\.\.|SUBMISSIONS|DIR\b|HOST|ADDRESS|FILE|NAME\b|WORKSHEET|GRADEBOOK"
+)
+
+
+RUNNABLE = ("python -m autograder", "make ", "nbgrader ")
+
+
+def _commands(page: Path) -> list[str]:
+    """Every command of ``page``: its bash blocks' lines, and inline code that is a command.
+
+    Comments and prompts are stripped; inline code counts when it starts like one
+    of :data:`RUNNABLE` (``python -m autograder grade submissions.zip`` in a sentence).
+    """
+    lines, inside = [], False
+    text = page.read_text()
+    for line in text.splitlines():
+        if line.strip().startswith("```"):
+            inside = line.strip() in ("```bash", "```sh", "```shell") and not inside
+            continue
+        if inside and line.strip() and not line.strip().startswith("#"):
+            lines.append(line.split("  #")[0].strip().removeprefix("$ "))
+    prose = re.sub(r"```.*?```", "", text, flags=re.S)
+    for span in re.findall(r"`([^`\n]+)`", prose.replace("\n", " ")):
+        if span.startswith(RUNNABLE):
+            lines.append(span.strip())
+    return lines
+
+
+def _subcommands() -> set[str]:
+    import argparse
+
+    top = cli.parser()
+    (commands,) = [a for a in top._actions if isinstance(a, argparse._SubParsersAction)]
+    return set(commands.choices)
+
+
+def _make_targets() -> set[str]:
+    text = (course.ROOT / "Makefile").read_text()
+    return set(re.findall(r"^([a-z][a-z-]*):", text, re.M))
+
+
+COMMANDS = [(page.name, line) for page in PAGES for line in _commands(page)]
+
+
+def test_readme_fits_on_two_screens():
+    """Is the README short enough to read at once, with the docs one link away?"""
+    lines = README.read_text().splitlines()
+    assert len(lines) <= MAX_README_LINES, len(lines)
+    assert "make docs" in README.read_text()
+
+
+@pytest.mark.parametrize("page, line", COMMANDS, ids=[f"{p}:{c[:40]}" for p, c in COMMANDS])
+def test_every_command_in_the_docs_parses(page, line):
+    """Does every command the docs show still exist, with options the program accepts?"""
+    words = shlex.split(line)
+    if words[:3] == ["python", "-m", "autograder"] and len(words) <= 4:
+        # the program or a command named in a sentence: it must exist
+        assert words[3:] == [] or words[3] in _subcommands(), line
+    elif words[:3] == ["python", "-m", "autograder"] and not PLACEHOLDERS.search(line):
+        try:
+            cli.parser().parse_args(words[3:])
+        except SystemExit as exit:
+            pytest.fail(f"{page}: `{line}` does not parse (exit {exit.code})")
+    elif words[0] == "make":
+        assert set(w for w in words[1:] if "=" not in w) <= _make_targets(), line
+    elif words[0] == "nbgrader":
+        from nbgrader.apps import NbGraderApp
+
+        assert words[1] in NbGraderApp.subcommands, line
+
+
+def test_commands_are_found():
+    """Do the docs show the quick start, grading and exports as commands (so the test bites)?"""
+    shown = " | ".join(line for _, line in COMMANDS)
+    for expected in (
+        "make grade",
+        "make test",
+        "python -m autograder export canvas",
+        "python -m autograder gradescope",
+        "nbgrader release_assignment",
+    ):
+        assert expected in shown, expected
+
+
+def test_corpus_counts_are_stated_truly(entries):
+    """Does the README's layout state the corpus as it is? (counts in docs/corpus.md too)"""
+    correct = sum(1 for e in entries.values() if not e.loses)
+    mistakes = len(entries) - correct
+    text = (DOCS / "instructors.md").read_text() + (DOCS / "corpus.md").read_text()
+    assert f"{correct} correct styles and {mistakes} realistic mistakes" in text
+
+
+def test_sample_class_size_is_stated_truly():
+    """Is the sample class the size the README says?"""
+    students = len(list((course.ROOT / course.SAMPLE_CLASS).iterdir()))
+    words = {12: "twelve"}
+    assert f"the {words.get(students, students)} students of `samples/class/`" in README.read_text()
+
+
+@pytest.mark.slow
+def test_quick_start_output_is_what_grading_prints(graded_samples):
+    """Are the README's quick-start scores, count and mean what grading the sample class gives?"""
+    text = README.read_text()
+    block = text[text.index("student        score  status") :].split("```")[0]
+    rows = {
+        r["student_id"]: r
+        for r in __import__("autograder.pipeline.results", fromlist=["x"]).read_csv(
+            graded_samples["out"] / "grades.csv"
+        )
+    }
+    for name, score, top in re.findall(r"^(\w+)\s+(\d+) / (\d+)\s+ok$", block, re.M):
+        row = rows[graded_samples["ids"][name]]
+        assert (float(row["score"]), float(row["max_score"])) == (float(score), float(top)), name
+    done = graded_samples["done"].stdout
+    count = re.search(r"graded (\d+) submission", block).group(1)
+    mean = re.search(r"mean score ([\d.]+) / (\d+)", block).groups()
+    assert f"graded {count} submission(s)" in done and f"mean score {mean[0]} / {mean[1]}" in done
