@@ -258,3 +258,42 @@ def test_what_a_ta_does_reaches_every_output(small_class):
     summary = ada_page.split('id="summary"', 1)[1].split("</section>", 1)[0]
     assert "Neat: one call to np.concatenate." in summary  # in the summary...
     assert ada_page.count("Neat: one call to np.concatenate.") == 2  # ...and on its cell
+
+
+def test_feedback_goes_back_through_nbgrader(small_class):
+    """Graded from what ``nbgrader collect`` leaves, does feedback reach nbgrader's exchange?
+
+    ``submitted/<student>/<assignment>/`` holds the notebook, ``timestamp.txt``
+    and ``submission_secret.txt``, as collect leaves them. After grading that
+    folder, stock ``generate_feedback`` and ``release_feedback`` must work: they
+    read both files beside the graded notebook, as nbgrader's autograde leaves them.
+    """
+    course_dir, subs, base = small_class
+    for student in ("ada", "ben"):
+        folder = course_dir / "submitted" / student / lab.ASSIGNMENT.id
+        folder.mkdir(parents=True)
+        shutil.copy(subs / lab.submission_path(student), folder / lab.NOTEBOOK)
+        (folder / "timestamp.txt").write_text("2026-11-30 10:00:00.000000 UTC")
+        (folder / "submission_secret.txt").write_text(f"secret-of-{student}")
+    done = lab.grade_command(course_dir / "submitted", course_dir, base / "grades")
+    assert done.returncode == 0, done.stderr
+    for student in ("ada", "ben"):
+        graded = course_dir / "autograded" / student / lab.ASSIGNMENT.id
+        handed_in = course_dir / "submitted" / student / lab.ASSIGNMENT.id
+        stamp = (graded / "timestamp.txt").read_text()
+        assert stamp == (handed_in / "timestamp.txt").read_text()
+        assert stamp.startswith("2026-11-30 10:00:00")
+        assert (graded / "submission_secret.txt").read_text() == f"secret-of-{student}"
+    exchange = base / "exchange"
+    exchange.mkdir()
+    for command in ("generate_feedback", "release_feedback"):
+        ran = subprocess.run(
+            [sys.executable, "-m", "nbgrader", command, lab.ASSIGNMENT.id,
+             f"--Exchange.root={exchange}"],
+            cwd=course_dir, capture_output=True, text=True, env=tool_environment(), timeout=300,
+        )  # fmt: skip
+        assert ran.returncode == 0, f"nbgrader {command}: {ran.stderr[-2000:]}"
+    released = sorted(exchange.rglob("*.html"))
+    assert len(released) == 2, released  # one page per student, named by nbgrader's hash
+    text = released[0].read_text()
+    assert "BEGIN HIDDEN TESTS" not in text and "BEGIN SOLUTION" not in text

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -91,6 +91,8 @@ class Recorder:
                 # The worker read it as version 4 and checked it; nbformat.writes would
                 # validate it again only to log (a tenth of recording's time).
                 write_atomic(target, nbformat.v4.writes(nbformat.from_dict(nb)))
+        if self.autograded is None and any(nb is not None for nb in result.notebooks.values()):
+            self._keep_exchange_files(sid, timestamp)
         with internals.one_transaction(self.gradebook) as gb:
             known: dict[str, str | None] = {"lms_user_id": lms_id} if lms_id else {}
             if name:
@@ -107,6 +109,25 @@ class Recorder:
                 nb = nbformat.from_dict(nb)
                 for step in self.after_save:
                     nb, resources = internals.gradebook_step(step, gb, self.config)(nb, resources)
+
+    def _keep_exchange_files(self, student_id: str, timestamp: datetime | None) -> None:
+        """Put beside the graded notebooks what nbgrader's way back to students reads.
+
+        As ``nbgrader autograde`` does, the submission's ``timestamp.txt`` and
+        ``submission_secret.txt`` (left by ``nbgrader collect``) are copied from
+        ``submitted/``: ``generate_feedback`` copies them on and ``release_feedback``
+        names each student's feedback in the exchange by them. A submission that
+        came without a time stamp gets the time it was graded.
+        """
+        a = self.assignment
+        handed_in = a.folder("submitted_directory", student_id)
+        graded = a.folder("autograded_directory", student_id)
+        for name in ("timestamp.txt", "submission_secret.txt"):
+            if (handed_in / name).is_file() and not (handed_in / name).is_symlink():
+                write_atomic(graded / name, (handed_in / name).read_bytes())
+        if not (graded / "timestamp.txt").is_file():
+            stamp = timestamp or datetime.now(UTC)
+            write_atomic(graded / "timestamp.txt", stamp.isoformat(sep=" "))
 
     def reassess_lateness(self, student_id: str) -> None:
         """Assign the late penalty again, for a due date or penalty rule changed since.
