@@ -1,0 +1,193 @@
+"""Does a class of real Linux users go through nbgrader's exchange and back?
+
+What a course on a shared machine or a JupyterHub does, from the command line:
+as root, the test creates two students (Linux users), a shared exchange folder
+with the modes nbgrader documents (``mkdir``, then ``chmod ugo+rw``) and a
+course owned by the instructor (root, readable by nobody else). The instructor
+releases the lab; each student fetches it as themselves, fills it in, runs
+``self_check.py`` and submits (one of them twice); the instructor collects,
+grades what was collected with ``python -m autograder grade submitted``, and
+releases feedback with stock ``generate_feedback`` and ``release_feedback``;
+each student fetches their own page. The due date falls between the two
+students' submissions: the late one loses the points the course's rule takes,
+in the CSV, the pages and the gradebook alike. Along the way, a student tries to read
+the other's submission and the instructor's course.
+
+Not covered here: the same steps in a browser, through JupyterHub's
+*Assignments* tab.
+"""
+
+import os
+import pwd
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.pipeline import results
+from autograder.pipeline.course import tool_environment
+from autograder.tools import corpus
+
+from . import lab as course
+
+pytestmark = [pytest.mark.slow, pytest.mark.users]
+
+STUDENTS = {"nbx-ada": "correct/loops", "nbx-ben": "mistakes/concat_axis0"}  # user: answers
+COURSE_ID = "tiny-gpt-08"  # course_config.py
+
+
+def _make_reachable(path: Path, changed: list[tuple[Path, int]]) -> None:
+    """Let every user pass through ``path``'s folders (not list them), as students must
+    to run the course's Python; the modes are put back after the test."""
+    path = path.resolve()
+    for folder in [path, *path.parents]:
+        mode = folder.stat().st_mode
+        if not mode & stat.S_IXOTH:
+            changed.append((folder, mode))
+            folder.chmod(mode | stat.S_IXOTH)
+
+
+def _as(user: str, *command: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """Run ``command`` as ``user``, from their home, with a clean environment."""
+    home = Path(pwd.getpwnam(user).pw_dir)
+    env = {
+        "HOME": str(home),
+        "USER": user,
+        "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+    }
+    return subprocess.run(
+        ["runuser", "-u", user, "--", "env", "-i", *(f"{k}={v}" for k, v in env.items()),
+         *command],
+        cwd=cwd or home, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+
+
+def _nbgrader(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """Run a stock nbgrader command as the instructor, in the course."""
+    return subprocess.run(
+        [sys.executable, "-m", "nbgrader", *args],
+        cwd=cwd, capture_output=True, text=True, env=tool_environment(), timeout=300,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def shared_machine(new_course, tmp_path):
+    """``(course folder, exchange root)`` with the two students created; all removed after."""
+    assert os.geteuid() == 0, "this test creates Linux users: run the suite as root"
+    changed: list[tuple[Path, int]] = []
+    _make_reachable(Path(sys.prefix), changed)
+    _make_reachable(Path(sys.base_prefix), changed)
+    _make_reachable(course.ROOT, changed)
+    exchange = Path(tempfile.mkdtemp(prefix="nbx-exchange-"))  # in /tmp: everyone reaches it
+    exchange.chmod(0o777)  # nbgrader's docs: `chmod ugo+rw` the exchange root
+    new_course.chmod(0o700)  # the instructor's: no student may read it
+    for user in STUDENTS:
+        subprocess.run(["userdel", "--remove", user], capture_output=True)
+        made = subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", user])
+        assert made.returncode == 0, f"useradd {user} failed"
+    try:
+        yield new_course, exchange
+    finally:
+        for user in STUDENTS:
+            subprocess.run(["pkill", "-KILL", "-u", user], capture_output=True)
+            subprocess.run(["userdel", "--remove", user], capture_output=True)
+        shutil.rmtree(exchange, ignore_errors=True)
+        for folder, mode in reversed(changed):
+            folder.chmod(mode)
+
+
+def _answers(name: str, release_nb, solution_nb) -> str:
+    entries = corpus.load_corpus(course.ROOT / course.CORPUS)
+    return nbformat.writes(corpus.build({name: entries[name]}, release_nb, solution_nb)[name])
+
+
+def _fill_in(user: str, text: str) -> None:
+    """Write the student's notebook as the student (as Jupyter would save it)."""
+    home = Path(pwd.getpwnam(user).pw_dir)
+    staged = home / ".answers.ipynb"
+    staged.write_text(text)
+    shutil.chown(staged, user, user)
+    target = home / course.ASSIGNMENT.id / course.NOTEBOOK
+    done = _as(user, "cp", str(staged), str(target))
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_class_goes_through_the_exchange_and_back(shared_machine, release_nb, solution_nb):
+    """Release, fetch, self-check, submit (twice), collect, grade, feedback: each their own?"""
+    course_dir, exchange = shared_machine
+    at = f"--Exchange.root={exchange}"
+    lab_id = course.ASSIGNMENT.id
+    done = _nbgrader("release_assignment", lab_id, at, cwd=course_dir)
+    assert done.returncode == 0, done.stderr
+
+    due = None
+    for user, answers in STUDENTS.items():
+        if user == "nbx-ben":  # ada hands in on time; the due date passes; then ben
+            time.sleep(1.5)
+            due = datetime.now(UTC)
+            time.sleep(1.5)
+        fetched = _as(user, sys.executable, "-m", "nbgrader", "fetch_assignment", lab_id,
+                      f"--course={COURSE_ID}", at)  # fmt: skip
+        assert fetched.returncode == 0, fetched.stderr
+        if user == "nbx-ben":  # hands in the untouched release first, then the real one
+            first = _as(user, sys.executable, "-m", "nbgrader", "submit", lab_id,
+                        f"--course={COURSE_ID}", at)  # fmt: skip
+            assert first.returncode == 0, first.stderr
+        _fill_in(user, _answers(answers, release_nb, solution_nb))
+        home = Path(pwd.getpwnam(user).pw_dir)
+        check = _as(user, sys.executable, "self_check.py", cwd=home / lab_id)
+        assert check.returncode == (0 if answers.startswith("correct/") else 1), check.stdout
+        submitted = _as(user, sys.executable, "-m", "nbgrader", "submit", lab_id,
+                        f"--course={COURSE_ID}", at)  # fmt: skip
+        assert submitted.returncode == 0, submitted.stderr
+
+    # A student cannot look into the inbound, nor into the instructor's course.
+    inbound = exchange / COURSE_ID / "inbound"
+    assert _as("nbx-ben", "ls", str(inbound)).returncode != 0
+    assert _as("nbx-ben", "ls", str(course_dir)).returncode != 0
+
+    # The due date falls between the two: ben is late, and the course takes late work off.
+    with open(course_dir / "course_config.py", "a") as config:
+        config.write('\nc.LateSubmissionPlugin.penalty_method = "zero"\n')
+    dated = _nbgrader("db", "assignment", "add", lab_id,
+                      f"--duedate={due:%Y-%m-%d %H:%M:%S.%f} UTC", cwd=course_dir)  # fmt: skip
+    assert dated.returncode == 0, dated.stderr
+    collected = _nbgrader("collect", lab_id, "--update", at, cwd=course_dir)
+    assert collected.returncode == 0, collected.stderr
+    out = course_dir / "grades"
+    graded = course.grade_command(course_dir / "submitted", course_dir, out)
+    assert graded.returncode == 0, graded.stderr
+    rows = {r["student_id"]: r for r in results.read_csv(out / "grades.csv")}
+    assert set(rows) == set(STUDENTS)
+    ada, ben = rows["nbx-ada"], rows["nbx-ben"]
+    assert float(ada["score"]) == course.AUTOGRADED and float(ada["late_penalty"]) == 0, ada
+    raw = float(ben["raw_score"])
+    assert 0 < raw < course.AUTOGRADED  # the newer submission, wrong axis: not the blank one
+    assert ben["test_concat_heads"] == "0" and ben["test_blend"] == "1"
+    assert float(ben["late_penalty"]) == raw and float(ben["score"]) == 0  # late: "zero"
+    page = (out / "feedback" / "nbx-ben.html").read_text()
+    assert f"late submission penalty of {raw}" in page
+
+    for command in ("generate_feedback", "release_feedback"):
+        done = _nbgrader(command, lab_id, at, cwd=course_dir)
+        assert done.returncode == 0, f"{command}: {done.stderr[-2000:]}"
+    for user in STUDENTS:
+        fetched = _as(user, sys.executable, "-m", "nbgrader", "fetch_feedback", lab_id,
+                      f"--course={COURSE_ID}", at)  # fmt: skip
+        assert fetched.returncode == 0, fetched.stderr
+        home = Path(pwd.getpwnam(user).pw_dir)
+        pages = list((home / lab_id / "feedback").rglob("*.html"))
+        assert len(pages) == 1, pages  # the page of the submission graded, only
+        text = pages[0].read_text()
+        mine, other = (float(rows[u]["score"]) for u in (user, *set(STUDENTS) - {user}))
+        top = float(rows[user]["max_score"])
+        assert f"Score: {mine} / {top}" in text and f"Score: {other} / {top}" not in text
+        assert "BEGIN HIDDEN TESTS" not in text and "BEGIN SOLUTION" not in text
