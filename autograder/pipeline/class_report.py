@@ -108,23 +108,6 @@ def _largest_first(groups: dict[tuple[str, str], Mistake]) -> list[Mistake]:
     return sorted(groups.values(), key=lambda g: (-len(g.students), -sum(g.tests.values()), g.key))
 
 
-def group_mistakes(
-    rows: Sequence[Outcome], tests: dict[str, float], owners: dict[str, str]
-) -> list[Mistake]:
-    """The failing tests of ``rows`` grouped by answer and :func:`mistake_key`, largest first.
-
-    tests: ``{test column: points possible}``; owners: ``{test column: the answer
-    it grades}``. Grouping within an answer keeps apart what one message can
-    mean in two places (wrong values of the shares, wrong values of the glue).
-    A failing test without a message is grouped as "(no message)".
-    """
-    groups: dict[tuple[str, str], Mistake] = {}
-    for row in rows:
-        for test, answer, message in _failures(row, tests, owners):
-            _add(groups, answer, test, message, row.student_id)
-    return _largest_first(groups)
-
-
 def _failures(
     row: Outcome, tests: dict[str, float], owners: dict[str, str]
 ) -> list[tuple[str, str, str]]:

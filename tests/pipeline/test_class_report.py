@@ -47,13 +47,14 @@ def test_same_mistake_in_two_tests_is_one_group_per_answer():
              {"test_glue": wrong.format("four", 24), "test_other": "AssertionError: x: off by 3"}),
         _row("c", {"test_glue": 1, "test_glue_more": 1, "test_other": 2}),
     ]  # fmt: skip
-    groups = class_report.group_mistakes(rows, tests, owners)
-    assert [(g.answer, sorted(g.students)) for g in groups] == [
+    causes, _ = class_report.group_by_cause(rows, tests, owners, {"glue": set(), "other": set()})
+    assert [(c.answer, sorted(c.students)) for c in causes] == [
         ("glue", ["a", "b"]),
         ("other", ["b"]),
     ]
-    assert groups[0].tests == {"test_glue": 2, "test_glue_more": 1}
-    assert "axis N" in groups[0].key
+    (glued,) = causes[0].mistakes
+    assert glued.tests == {"test_glue": 2, "test_glue_more": 1}
+    assert "axis N" in glued.key
 
 
 CHAIN = {"shares": set(), "head": {"shares"}, "multi": {"head", "glue"}, "glue": set()}
