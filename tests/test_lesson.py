@@ -1,0 +1,80 @@
+"""Does the notebook teach what the tutorial page teaches, and leave the deriving to the student?
+
+The lab's prose and demonstration cells, checked as a student reads them in the
+release: no formula given away where the student is to work it out, the
+motivation before the example, the wrong axis seen to break something, the
+column blocks and the output projection shown, and the stretch answer stated.
+"""
+
+import re
+
+from autograder.pipeline import notebook
+
+# Formulas the prose leads the student to, which no docstring or comment may state.
+GIVEN_AWAY = [
+    r"3\s*\*\s*n_heads\s*\*\s*d_model\s*\*\s*d_head",
+    r"0\.5\s*\*\s*sum over",
+    r"sum over i of weights\[i\]",
+    r"Our solution is",
+]
+
+
+def _printed(nb, demos_only=False):
+    """Everything the executed notebook's cells printed (only non-nbgrader cells if asked)."""
+    return "\n".join(
+        o.get("text", "")
+        for c in nb.cells
+        if c.cell_type == "code" and not (demos_only and notebook.nbgrader_meta(c))
+        for o in c.get("outputs", [])
+    )
+
+
+def _text(release_nb, kinds=("markdown", "code")):
+    return [c.source for c in release_nb.cells if c.cell_type in kinds]
+
+
+def test_no_formula_given_away(release_nb):
+    """Do the stubs, docstrings and visible cells leave the formulas to the student?"""
+    for source in _text(release_nb):
+        for pattern in GIVEN_AWAY:
+            assert not re.search(pattern, source), (pattern, source[:200])
+
+
+def test_the_cat_and_the_mat_come_before_the_two_worlds(release_nb):
+    """Is the tutorial's motivation (two needs at once: grammar, and what 'it' means) told first?"""
+    prose = "\n".join(_text(release_nb, ("markdown",)))
+    motivation = prose.find("the cat sat on the mat")
+    table = prose.find("| world |")
+    assert 0 <= motivation < table, "the cat and the mat belong before the two-worlds table"
+    assert "`it`" in prose[motivation:table]
+
+
+def test_the_wrong_axis_is_seen_to_break_downstream(solution_nb):
+    """Does a cell show the (24, 2) glue failing in the next layer, and a reshape mixing rows?"""
+    printed = _printed(solution_nb, demos_only=True)
+    assert "glued on axis 0: (24, 2)" in printed
+    assert "the next step fails:" in printed and "mismatch" in printed
+    assert "for positions 0 to 3: True" in printed
+
+
+def test_w_q_is_shown_as_column_blocks(solution_nb):
+    """Are the four heads' W_q shown to be column blocks of one (8, 8) matrix, outputs agreeing?"""
+    printed = _printed(solution_nb)
+    assert "its four (8, 2) blocks are the heads' W_q: True" in printed
+    assert "are head i's queries: True" in printed
+
+
+def test_the_output_projection_is_explained_and_run(solution_nb):
+    """Is W_o explained in prose and shown mixing every head into every output column?"""
+    prose = "\n".join(c.source for c in solution_nb.cells if c.cell_type == "markdown")
+    assert "`W_o`" in prose and "output projection" in prose
+    printed = _printed(solution_nb)
+    assert "output columns that move when head 2 is silenced: 8 of 8" in printed
+
+
+def test_the_stretch_answer_is_stated_and_checked_against_multi_head(solution_nb):
+    """Is batched_heads worth its own stated points, and equal to multi_head on the lab's heads?"""
+    opening = solution_nb.cells[0].source
+    assert re.search(r"stretch .*`batched_heads` \| 4 \|", opening)
+    printed = _printed(solution_nb)
+    assert "equal to multi_head on the lab's heads: True" in printed
