@@ -3,13 +3,13 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: help setup grade test test-fast lint docs generate golden format bench bench-scale constraints clean
+.PHONY: help setup grade hub test test-fast lint docs generate golden format bench bench-scale constraints clean
 
 ## List the commands.
 help:
 	@awk '/^## /{doc=substr($$0, 4); next} /^[a-z-]+:/{if (doc) printf "  make %-12s %s\n", substr($$1, 1, length($$1)-1), doc; doc=""}' $(MAKEFILE_LIST)
 
-## Create .venv with the pinned packages (and bubblewrap and chromium, as root, with apt).
+## Create .venv with the pinned packages, JupyterHub's proxy (npm), and bubblewrap, chromium, npm (as root, with apt).
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml constraints.txt
@@ -20,12 +20,20 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	@# Chromium. Install what is missing where we can (as root, with apt).
 	@missing=""; command -v bwrap >/dev/null 2>&1 || missing="bubblewrap"; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 		else echo "WARNING: install$$missing (apt-get install$$missing): bubblewrap sandboxes student code, chromium runs the page tests"; fi; \
 	fi
+	@# JupyterHub's proxy, from npm, beside the environment (hub/jupyterhub_config.py finds it).
+	mkdir -p $(VENV)/node && cd $(VENV)/node && \
+		npm install --silent --no-audit --no-fund configurable-http-proxy@5.3.0
 	touch $@
+
+## Start the course's JupyterHub on 127.0.0.1:8000, as root (students log in as Linux users).
+hub: setup
+	$(VENV)/bin/jupyterhub -f hub/jupyterhub_config.py
 
 ## Grade the bundled sample class and print the results (a dry run: the gradebook keeps none of it).
 grade: setup

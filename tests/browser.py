@@ -112,6 +112,10 @@ class Browser:
                 time.sleep(0.25)
         raise AssertionError("unreachable")
 
+    def tab(self, width: int = 1280, height: int = 900) -> Tab:
+        """A new tab with scripts on (:class:`Tab`), for a session in a web app."""
+        return Tab(self, width, height)
+
     def look(self, page: Path | str, expression: str, width: int = 1280, height: int = 900) -> Any:
         """Load ``page`` (a file or URL) ``width`` pixels wide; the value of ``expression``.
 
@@ -164,3 +168,87 @@ OVERFLOW = """
   return wide;
 })()
 """
+
+
+class Tab:
+    """One tab with scripts on, driven step by step: a person's session in an app.
+
+    Use as a context manager (from :meth:`Browser.tab`): go to a page, run
+    JavaScript in it, wait until something holds, take a screenshot.
+    """
+
+    def __init__(self, browser: Browser, width: int = 1280, height: int = 900) -> None:
+        self.browser = browser
+        self.target = browser._new_tab()
+        self.ws = websocket.create_connection(self.target["webSocketDebuggerUrl"], timeout=60)
+        self.call("Emulation.setDeviceMetricsOverride", width=width, height=height,
+                  deviceScaleFactor=1, mobile=False)  # fmt: skip
+        self.call("Page.enable")
+
+    def call(self, method: str, **params: Any) -> dict[str, Any]:
+        """A DevTools command's result."""
+        return self.browser._call(self.ws, method, **params)
+
+    def go(self, url: str) -> None:
+        """Load ``url`` and wait for its load event (30 s at most)."""
+        self.call("Page.navigate", url=url)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if json.loads(self.ws.recv()).get("method") == "Page.loadEventFired":
+                return
+
+    def run(self, expression: str) -> Any:
+        """The value of ``expression`` in the page (awaited if it is a promise)."""
+        result = self.call(
+            "Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True
+        )
+        if "exceptionDetails" in result:
+            raise RuntimeError(f"{expression!r} failed: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+    def wait_for(self, expression: str, timeout: float = 60, what: str = "") -> Any:
+        """Poll ``expression`` until it is truthy; its value. Fails after ``timeout`` s."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with contextlib.suppress(RuntimeError):
+                value = self.run(expression)
+                if value:
+                    return value
+            time.sleep(0.25)
+        raise AssertionError(f"waited {timeout:g} s for {what or expression}")
+
+    def click(self, selector: str, text: str = "", timeout: float = 60) -> None:
+        """Click, as a person does with the mouse, the first ``selector`` showing ``text``.
+
+        Waits until such an element is on the page; the mouse goes to its centre.
+        """
+        find = (
+            f"(() => {{ const e = [...document.querySelectorAll({json.dumps(selector)})]"
+            ".find(e => e.offsetParent !== null"
+            f" && e.textContent.trim().includes({json.dumps(text)}));"
+            " if (!e) return null; const r = e.getBoundingClientRect();"
+            " return [r.x + r.width / 2, r.y + r.height / 2]; })()"
+        )
+        x, y = self.wait_for(find, timeout, f"{selector} showing {text!r}")
+        self.call("Input.dispatchMouseEvent", type="mouseMoved", x=x, y=y)
+        for kind, buttons in (("mousePressed", 1), ("mouseReleased", 0)):
+            self.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left",
+                      buttons=buttons, clickCount=1)  # fmt: skip
+
+    def screenshot(self, path: Path) -> Path:
+        """The visible page as a PNG at ``path``."""
+        import base64
+
+        data = self.call("Page.captureScreenshot", format="png")["data"]
+        Path(path).write_bytes(base64.b64decode(data))
+        return Path(path)
+
+    def __enter__(self) -> Tab:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.ws.close()
+        with contextlib.suppress(OSError):
+            urllib.request.urlopen(
+                f"http://127.0.0.1:{self.browser.port}/json/close/{self.target['id']}", timeout=10
+            ).close()

@@ -89,7 +89,8 @@ def shared_machine(new_course, tmp_path):
     exchange = Path(tempfile.mkdtemp(prefix="nbx-exchange-"))  # in /tmp: everyone reaches it
     exchange.chmod(0o777)  # nbgrader's docs: `chmod ugo+rw` the exchange root
     new_course.chmod(0o700)  # the instructor's: no student may read it
-    for user in STUDENTS:
+    for user in STUDENTS:  # a run killed halfway may have left them, and their processes
+        subprocess.run(["pkill", "-KILL", "-u", user], capture_output=True)
         subprocess.run(["userdel", "--remove", user], capture_output=True)
         made = subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", user])
         assert made.returncode == 0, f"useradd {user} failed"

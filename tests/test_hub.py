@@ -1,0 +1,175 @@
+"""Do students work through a real JupyterHub, in a browser, and get their feedback back?
+
+The hub of ``hub/jupyterhub_config.py`` is started as ``make hub`` starts it,
+with two students who are real Linux users (PAM passwords) and nbgrader's
+exchange shared. Each student logs in in headless Chromium, opens JupyterLab's
+*Assignments* tab (Nbgrader menu, Assignment List), fetches the lab, fills it in
+(saved into their folder, as JupyterLab saves a file), and submits in the tab.
+The instructor collects, grades with ``python -m autograder grade submitted``
+and releases feedback; each student fetches it in the tab. Screenshots of each
+student's tab, submitted and with feedback, are kept in ``DIR``
+(``tests/screenshots/hub`` unless ``HUB_SCREENSHOTS`` names another folder).
+"""
+
+import os
+import pwd
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from autograder.pipeline import results
+
+from . import browser
+from . import lab as course
+from .test_exchange import STUDENTS, _answers, _fill_in, _nbgrader, shared_machine  # noqa: F401
+
+pytestmark = [pytest.mark.slow, pytest.mark.users, pytest.mark.browser]
+
+HUB_CONFIG = course.ROOT / "hub" / "jupyterhub_config.py"
+SCREENSHOTS = Path(os.environ.get("HUB_SCREENSHOTS", course.ROOT / "tests" / "screenshots" / "hub"))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def hub(shared_machine, tmp_path):  # noqa: F811 (the fixture imported above)
+    """``(URL, passwords, course, exchange)``: the course's hub running, students able to log in."""
+    course_dir, exchange = shared_machine
+    passwords = {user: f"pw-{user}-{os.getpid()}" for user in STUDENTS}
+    done = subprocess.run(
+        ["chpasswd"], input="".join(f"{u}:{p}\n" for u, p in passwords.items()), text=True
+    )
+    assert done.returncode == 0, "chpasswd failed"
+    port = _free_port()
+    env = {
+        **os.environ,
+        "HUB_PORT": str(port),
+        "HUB_API_PORT": str(_free_port()),
+        "HUB_PROXY_API_PORT": str(_free_port()),
+        "HUB_STATE": str(tmp_path / "hub"),
+        "NBGRADER_EXCHANGE": str(exchange),
+    }
+    log = (tmp_path / "hub.log").open("w")
+    process = subprocess.Popen(
+        [str(Path(sys.executable).with_name("jupyterhub")), "-f", str(HUB_CONFIG)],
+        cwd=tmp_path, env=env, stdout=log, stderr=log, start_new_session=True,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/hub/login", timeout=5) as page:
+                if page.status == 200:
+                    break
+        except OSError:
+            pass
+        assert process.poll() is None and time.monotonic() < deadline, (
+            tmp_path / "hub.log"
+        ).read_text()[-3000:]
+        time.sleep(0.5)
+    try:
+        yield url, passwords, course_dir, exchange
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+        log.close()
+
+
+def _log_in(tab: browser.Tab, url: str, user: str, password: str) -> None:
+    """Log in on the hub's page as a person does (logging out whoever was in); wait for Lab."""
+    tab.go(f"{url}/hub/logout")
+    tab.go(f"{url}/hub/login")
+    tab.wait_for("document.querySelector('#username_input') !== null", 30, "the login form")
+    tab.run(
+        f"document.querySelector('#username_input').value = {user!r};"
+        f"document.querySelector('#password_input').value = {password!r};"
+        "document.querySelector('#login_submit').click(); true"
+    )
+    tab.wait_for("document.querySelector('.jp-LabShell') !== null", 120, "JupyterLab")
+
+
+def _open_assignments(tab: browser.Tab) -> None:
+    """Open the Assignments tab from the Nbgrader menu (again, while JupyterLab settles)."""
+    listed = (
+        "[...document.querySelectorAll('.lm-Menu-itemLabel')]"
+        ".some(e => e.textContent.includes('Assignment List'))"
+    )
+    deadline = time.monotonic() + 60
+    while True:
+        tab.click(".lm-MenuBar-item", "Nbgrader")
+        try:
+            tab.wait_for(listed, 3, "the Nbgrader menu")
+            break
+        except AssertionError:
+            assert time.monotonic() < deadline, "the Nbgrader menu never opened"
+    tab.click(".lm-Menu-itemLabel", "Assignment List")
+    tab.wait_for("document.body.innerText.includes('Released assignments')", 60, "the tab")
+
+
+def test_students_work_through_the_hub(hub, release_nb, solution_nb):
+    """Fetch, fill in, submit in the tab; grade; fetch feedback in the tab: each their own?"""
+    url, passwords, course_dir, exchange = hub
+    lab_id = course.ASSIGNMENT.id
+    at = f"--Exchange.root={exchange}"
+    done = _nbgrader("release_assignment", lab_id, at, cwd=course_dir)
+    assert done.returncode == 0, done.stderr
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    with browser.Browser() as chromium:
+        for user, answers in STUDENTS.items():
+            with chromium.tab() as tab:
+                _log_in(tab, url, user, passwords[user])
+                _open_assignments(tab)
+                tab.click("button", "Fetch")
+                fetched = (
+                    "[...document.querySelectorAll('button')]"
+                    ".some(b => b.textContent.trim() === 'Submit')"
+                )
+                tab.wait_for(fetched, 60, "the fetched lab")
+                _fill_in(user, _answers(answers, release_nb, solution_nb))
+                tab.click("button", "Submit")
+                tab.wait_for("[...document.querySelectorAll('button')]"
+                             ".some(b => b.textContent.includes('Fetch Feedback'))", 60,
+                             "the submission")  # fmt: skip
+                tab.screenshot(SCREENSHOTS / f"{user}-submitted.png")
+
+        collected = _nbgrader("collect", lab_id, "--update", at, cwd=course_dir)
+        assert collected.returncode == 0, collected.stderr
+        out = course_dir / "grades"
+        graded = course.grade_command(course_dir / "submitted", course_dir, out)
+        assert graded.returncode == 0, graded.stderr
+        rows = {r["student_id"]: r for r in results.read_csv(out / "grades.csv")}
+        assert float(rows["nbx-ada"]["score"]) == course.AUTOGRADED
+        assert 0 < float(rows["nbx-ben"]["score"]) < course.AUTOGRADED
+        for command in ("generate_feedback", "release_feedback"):
+            done = _nbgrader(command, lab_id, at, cwd=course_dir)
+            assert done.returncode == 0, f"{command}: {done.stderr[-2000:]}"
+
+        for user in STUDENTS:
+            with chromium.tab() as tab:
+                _log_in(tab, url, user, passwords[user])
+                _open_assignments(tab)
+                tab.click("button", "Fetch Feedback")
+                tab.wait_for("document.body.innerText.includes('view feedback')", 60,
+                             "the feedback link")  # fmt: skip
+                tab.screenshot(SCREENSHOTS / f"{user}-feedback.png")
+            home = Path(pwd.getpwnam(user).pw_dir)
+            pages = list((home / lab_id / "feedback").rglob("*.html"))
+            assert len(pages) == 1, pages
+            text = pages[0].read_text()
+            mine = float(rows[user]["score"])
+            other = float(rows[next(u for u in STUDENTS if u != user)]["score"])
+            top = float(rows[user]["max_score"])
+            assert f"Score: {mine} / {top}" in text and f"Score: {other} / {top}" not in text
