@@ -4,7 +4,8 @@
 this machine; run it as root, since the hub starts each user's server as that
 user. Users log in with their Linux password (PAM). Each user's JupyterLab has
 nbgrader's *Assignments* tab, set up by ``hub/student/nbgrader_config.py``: the
-course id and the exchange (``NBGRADER_EXCHANGE``, default
+course id, read here from the course's ``course_config.py`` (``NBGRADER_COURSE``
+names another course folder), and the exchange (``NBGRADER_EXCHANGE``, default
 ``/srv/nbgrader/exchange``, which must exist with ``chmod ugo+rw``).
 ``tests/test_hub.py`` starts the hub the same way. For a real deployment, see
 docs/instructors.md.
@@ -15,6 +16,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+COURSE = Path(os.environ.get("NBGRADER_COURSE", HERE.parent))
 ENV = Path(sys.prefix)  # the course's environment: every user's server runs from it
 STATE = Path(os.environ.get("HUB_STATE", HERE.parent / ".hub"))
 STATE.mkdir(parents=True, exist_ok=True)
@@ -36,7 +38,15 @@ c.Spawner.cmd = [str(ENV / "bin" / "jupyterhub-singleuser")]
 c.Spawner.default_url = "/lab"
 c.Spawner.http_timeout = 120
 c.Spawner.start_timeout = 120
+# The course id as the course's own settings give it (read here, by the hub: the
+# course folder is the instructor's, and students cannot read it).
+sys.path.insert(0, str(HERE.parent))
+from autograder.pipeline.course import load_config  # noqa: E402
+
+COURSE_ID = load_config(COURSE).CourseDirectory.course_id
+
 c.Spawner.environment = {
     "JUPYTER_CONFIG_PATH": str(HERE / "student"),
+    "NBGRADER_COURSE_ID": COURSE_ID,
     "NBGRADER_EXCHANGE": os.environ.get("NBGRADER_EXCHANGE", "/srv/nbgrader/exchange"),
 }

@@ -6,7 +6,10 @@ exchange shared. Each student logs in in headless Chromium, opens JupyterLab's
 *Assignments* tab (Nbgrader menu, Assignment List), fetches the lab, fills it in
 (saved into their folder, as JupyterLab saves a file), and submits in the tab.
 The instructor collects, grades with ``python -m autograder grade submitted``
-and releases feedback; each student fetches it in the tab. Screenshots of each
+and releases feedback; each student fetches it in the tab. Along the way, each
+runs ``self_check.py`` in a terminal, one submits twice (the newer is graded)
+and late (the due date falls between the two students: the page names the
+penalty). Screenshots of each
 student's tab, submitted and with feedback, are kept in ``DIR``
 (``tests/screenshots/hub`` unless ``HUB_SCREENSHOTS`` names another folder).
 """
@@ -19,6 +22,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -27,7 +31,7 @@ from autograder.pipeline import results
 
 from . import browser
 from . import lab as course
-from .test_exchange import STUDENTS, _answers, _fill_in, _nbgrader, shared_machine  # noqa: F401
+from .test_exchange import STUDENTS, _answers, _as, _fill_in, _nbgrader, shared_machine  # noqa: F401
 
 pytestmark = [pytest.mark.slow, pytest.mark.users, pytest.mark.browser]
 
@@ -58,6 +62,7 @@ def hub(shared_machine, tmp_path):  # noqa: F811 (the fixture imported above)
         "HUB_PROXY_API_PORT": str(_free_port()),
         "HUB_STATE": str(tmp_path / "hub"),
         "NBGRADER_EXCHANGE": str(exchange),
+        "NBGRADER_COURSE": str(course_dir),
     }
     log = (tmp_path / "hub.log").open("w")
     process = subprocess.Popen(
@@ -119,6 +124,18 @@ def _open_assignments(tab: browser.Tab) -> None:
     tab.wait_for("document.body.innerText.includes('Released assignments')", 60, "the tab")
 
 
+def _submit(tab: browser.Tab, times: int) -> None:
+    """Click Submit in the tab; wait until the tab lists ``times`` submissions."""
+    tab.click("button", "Submit")
+    stamp = r"/\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+ UTC/g"  # one line per submission
+    listed = (
+        "[...document.querySelectorAll('button')]"
+        ".some(b => b.textContent.includes('Fetch Feedback'))"
+        f" && (document.body.innerText.match({stamp}) || []).length >= {times}"
+    )
+    tab.wait_for(listed, 60, f"submission {times} in the tab")
+
+
 def test_students_work_through_the_hub(hub, release_nb, solution_nb):
     """Fetch, fill in, submit in the tab; grade; fetch feedback in the tab: each their own?"""
     url, passwords, course_dir, exchange = hub
@@ -128,7 +145,12 @@ def test_students_work_through_the_hub(hub, release_nb, solution_nb):
     assert done.returncode == 0, done.stderr
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     with browser.Browser() as chromium:
+        due = None
         for user, answers in STUDENTS.items():
+            if user == "nbx-ben":  # ada hands in on time; the due date passes; then ben
+                time.sleep(1.5)
+                due = datetime.now(UTC)
+                time.sleep(1.5)
             with chromium.tab() as tab:
                 _log_in(tab, url, user, passwords[user])
                 _open_assignments(tab)
@@ -138,21 +160,33 @@ def test_students_work_through_the_hub(hub, release_nb, solution_nb):
                     ".some(b => b.textContent.trim() === 'Submit')"
                 )
                 tab.wait_for(fetched, 60, "the fetched lab")
+                if user == "nbx-ben":  # hands in the untouched release first
+                    _submit(tab, times=1)
                 _fill_in(user, _answers(answers, release_nb, solution_nb))
-                tab.click("button", "Submit")
-                tab.wait_for("[...document.querySelectorAll('button')]"
-                             ".some(b => b.textContent.includes('Fetch Feedback'))", 60,
-                             "the submission")  # fmt: skip
+                home = Path(pwd.getpwnam(user).pw_dir)
+                check = _as(user, sys.executable, "self_check.py", cwd=home / lab_id)
+                assert check.returncode == (0 if answers.startswith("correct/") else 1)
+                _submit(tab, times=2 if user == "nbx-ben" else 1)
                 tab.screenshot(SCREENSHOTS / f"{user}-submitted.png")
 
+        with open(course_dir / "course_config.py", "a") as config:
+            config.write('\nc.LateSubmissionPlugin.penalty_method = "zero"\n')
+        dated = _nbgrader("db", "assignment", "add", lab_id,
+                          f"--duedate={due:%Y-%m-%d %H:%M:%S.%f} UTC", cwd=course_dir)  # fmt: skip
+        assert dated.returncode == 0, dated.stderr
         collected = _nbgrader("collect", lab_id, "--update", at, cwd=course_dir)
         assert collected.returncode == 0, collected.stderr
         out = course_dir / "grades"
         graded = course.grade_command(course_dir / "submitted", course_dir, out)
         assert graded.returncode == 0, graded.stderr
         rows = {r["student_id"]: r for r in results.read_csv(out / "grades.csv")}
-        assert float(rows["nbx-ada"]["score"]) == course.AUTOGRADED
-        assert 0 < float(rows["nbx-ben"]["score"]) < course.AUTOGRADED
+        ada, ben = rows["nbx-ada"], rows["nbx-ben"]
+        assert float(ada["score"]) == course.AUTOGRADED and float(ada["late_penalty"]) == 0, ada
+        raw = float(ben["raw_score"])
+        assert 0 < raw < course.AUTOGRADED  # the second submission, wrong axis, not the blank
+        assert float(ben["late_penalty"]) == raw and float(ben["score"]) == 0  # late: "zero"
+        page = (out / "feedback" / "nbx-ben.html").read_text()
+        assert f"late submission penalty of {raw}" in page
         for command in ("generate_feedback", "release_feedback"):
             done = _nbgrader(command, lab_id, at, cwd=course_dir)
             assert done.returncode == 0, f"{command}: {done.stderr[-2000:]}"
