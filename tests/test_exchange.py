@@ -121,6 +121,52 @@ def _fill_in(user: str, text: str) -> None:
     assert done.returncode == 0, done.stderr
 
 
+def _grade_and_release(course_dir: Path, at: str, due: datetime) -> dict[str, dict[str, str]]:
+    """The instructor's part, after both students submitted: the rows of ``grades.csv``.
+
+    Sets ``due`` as the due date (it falls between the two students: ben is late)
+    with a rule that takes late work off, collects the newest submissions, grades
+    them with the batch grader, checks the grades, then releases stock feedback.
+    """
+    lab_id = course.ASSIGNMENT.id
+    with open(course_dir / "course_config.py", "a") as config:
+        config.write('\nc.LateSubmissionPlugin.penalty_method = "zero"\n')
+    dated = _nbgrader("db", "assignment", "add", lab_id,
+                      f"--duedate={due:%Y-%m-%d %H:%M:%S.%f} UTC", cwd=course_dir)  # fmt: skip
+    assert dated.returncode == 0, dated.stderr
+    collected = _nbgrader("collect", lab_id, "--update", at, cwd=course_dir)
+    assert collected.returncode == 0, collected.stderr
+    out = course_dir / "grades"
+    graded = course.grade_command(course_dir / "submitted", course_dir, out)
+    assert graded.returncode == 0, graded.stderr
+    rows = {r["student_id"]: r for r in results.read_csv(out / "grades.csv")}
+    assert set(rows) == set(STUDENTS)
+    ada, ben = rows["nbx-ada"], rows["nbx-ben"]
+    assert float(ada["score"]) == course.AUTOGRADED and float(ada["late_penalty"]) == 0, ada
+    raw = float(ben["raw_score"])
+    assert 0 < raw < course.AUTOGRADED  # the newer submission, wrong axis: not the blank one
+    assert ben["test_concat_heads"] == "0" and ben["test_blend"] == "1"
+    assert float(ben["late_penalty"]) == raw and float(ben["score"]) == 0  # late: "zero"
+    page = (out / "feedback" / "nbx-ben.html").read_text()
+    assert f"late submission penalty of {raw}" in page
+    for command in ("generate_feedback", "release_feedback"):
+        done = _nbgrader(command, lab_id, at, cwd=course_dir)
+        assert done.returncode == 0, f"{command}: {done.stderr[-2000:]}"
+    return rows
+
+
+def _check_own_feedback(user: str, rows: dict[str, dict[str, str]]) -> None:
+    """Is the one feedback page ``user`` fetched their own (their score, not the other's)?"""
+    home = Path(pwd.getpwnam(user).pw_dir)
+    pages = list((home / course.ASSIGNMENT.id / "feedback").rglob("*.html"))
+    assert len(pages) == 1, pages  # the page of the submission graded, only
+    text = pages[0].read_text()
+    mine, other = (float(rows[u]["score"]) for u in (user, *set(STUDENTS) - {user}))
+    top = float(rows[user]["max_score"])
+    assert f"Score: {mine} / {top}" in text and f"Score: {other} / {top}" not in text
+    assert "BEGIN HIDDEN TESTS" not in text and "BEGIN SOLUTION" not in text
+
+
 def test_a_class_goes_through_the_exchange_and_back(shared_machine, release_nb, solution_nb):
     """Release, fetch, self-check, submit (twice), collect, grade, feedback: each their own?"""
     course_dir, exchange = shared_machine
@@ -155,40 +201,9 @@ def test_a_class_goes_through_the_exchange_and_back(shared_machine, release_nb, 
     assert _as("nbx-ben", "ls", str(inbound)).returncode != 0
     assert _as("nbx-ben", "ls", str(course_dir)).returncode != 0
 
-    # The due date falls between the two: ben is late, and the course takes late work off.
-    with open(course_dir / "course_config.py", "a") as config:
-        config.write('\nc.LateSubmissionPlugin.penalty_method = "zero"\n')
-    dated = _nbgrader("db", "assignment", "add", lab_id,
-                      f"--duedate={due:%Y-%m-%d %H:%M:%S.%f} UTC", cwd=course_dir)  # fmt: skip
-    assert dated.returncode == 0, dated.stderr
-    collected = _nbgrader("collect", lab_id, "--update", at, cwd=course_dir)
-    assert collected.returncode == 0, collected.stderr
-    out = course_dir / "grades"
-    graded = course.grade_command(course_dir / "submitted", course_dir, out)
-    assert graded.returncode == 0, graded.stderr
-    rows = {r["student_id"]: r for r in results.read_csv(out / "grades.csv")}
-    assert set(rows) == set(STUDENTS)
-    ada, ben = rows["nbx-ada"], rows["nbx-ben"]
-    assert float(ada["score"]) == course.AUTOGRADED and float(ada["late_penalty"]) == 0, ada
-    raw = float(ben["raw_score"])
-    assert 0 < raw < course.AUTOGRADED  # the newer submission, wrong axis: not the blank one
-    assert ben["test_concat_heads"] == "0" and ben["test_blend"] == "1"
-    assert float(ben["late_penalty"]) == raw and float(ben["score"]) == 0  # late: "zero"
-    page = (out / "feedback" / "nbx-ben.html").read_text()
-    assert f"late submission penalty of {raw}" in page
-
-    for command in ("generate_feedback", "release_feedback"):
-        done = _nbgrader(command, lab_id, at, cwd=course_dir)
-        assert done.returncode == 0, f"{command}: {done.stderr[-2000:]}"
+    rows = _grade_and_release(course_dir, at, due)
     for user in STUDENTS:
         fetched = _as(user, sys.executable, "-m", "nbgrader", "fetch_feedback", lab_id,
                       f"--course={COURSE_ID}", at)  # fmt: skip
         assert fetched.returncode == 0, fetched.stderr
-        home = Path(pwd.getpwnam(user).pw_dir)
-        pages = list((home / lab_id / "feedback").rglob("*.html"))
-        assert len(pages) == 1, pages  # the page of the submission graded, only
-        text = pages[0].read_text()
-        mine, other = (float(rows[u]["score"]) for u in (user, *set(STUDENTS) - {user}))
-        top = float(rows[user]["max_score"])
-        assert f"Score: {mine} / {top}" in text and f"Score: {other} / {top}" not in text
-        assert "BEGIN HIDDEN TESTS" not in text and "BEGIN SOLUTION" not in text
+        _check_own_feedback(user, rows)

@@ -27,11 +27,18 @@ from pathlib import Path
 
 import pytest
 
-from autograder.pipeline import results
-
 from . import browser
 from . import lab as course
-from .test_exchange import STUDENTS, _answers, _as, _fill_in, _nbgrader, shared_machine  # noqa: F401
+from .test_exchange import (  # noqa: F401 (shared_machine: a fixture)
+    STUDENTS,
+    _answers,
+    _as,
+    _check_own_feedback,
+    _fill_in,
+    _grade_and_release,
+    _nbgrader,
+    shared_machine,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.users, pytest.mark.browser]
 
@@ -169,27 +176,7 @@ def test_students_work_through_the_hub(hub, release_nb, solution_nb):
                 _submit(tab, times=2 if user == "nbx-ben" else 1)
                 tab.screenshot(SCREENSHOTS / f"{user}-submitted.png")
 
-        with open(course_dir / "course_config.py", "a") as config:
-            config.write('\nc.LateSubmissionPlugin.penalty_method = "zero"\n')
-        dated = _nbgrader("db", "assignment", "add", lab_id,
-                          f"--duedate={due:%Y-%m-%d %H:%M:%S.%f} UTC", cwd=course_dir)  # fmt: skip
-        assert dated.returncode == 0, dated.stderr
-        collected = _nbgrader("collect", lab_id, "--update", at, cwd=course_dir)
-        assert collected.returncode == 0, collected.stderr
-        out = course_dir / "grades"
-        graded = course.grade_command(course_dir / "submitted", course_dir, out)
-        assert graded.returncode == 0, graded.stderr
-        rows = {r["student_id"]: r for r in results.read_csv(out / "grades.csv")}
-        ada, ben = rows["nbx-ada"], rows["nbx-ben"]
-        assert float(ada["score"]) == course.AUTOGRADED and float(ada["late_penalty"]) == 0, ada
-        raw = float(ben["raw_score"])
-        assert 0 < raw < course.AUTOGRADED  # the second submission, wrong axis, not the blank
-        assert float(ben["late_penalty"]) == raw and float(ben["score"]) == 0  # late: "zero"
-        page = (out / "feedback" / "nbx-ben.html").read_text()
-        assert f"late submission penalty of {raw}" in page
-        for command in ("generate_feedback", "release_feedback"):
-            done = _nbgrader(command, lab_id, at, cwd=course_dir)
-            assert done.returncode == 0, f"{command}: {done.stderr[-2000:]}"
+        rows = _grade_and_release(course_dir, at, due)
 
         for user in STUDENTS:
             with chromium.tab() as tab:
@@ -199,11 +186,4 @@ def test_students_work_through_the_hub(hub, release_nb, solution_nb):
                 tab.wait_for("document.body.innerText.includes('view feedback')", 60,
                              "the feedback link")  # fmt: skip
                 tab.screenshot(SCREENSHOTS / f"{user}-feedback.png")
-            home = Path(pwd.getpwnam(user).pw_dir)
-            pages = list((home / lab_id / "feedback").rglob("*.html"))
-            assert len(pages) == 1, pages
-            text = pages[0].read_text()
-            mine = float(rows[user]["score"])
-            other = float(rows[next(u for u in STUDENTS if u != user)]["score"])
-            top = float(rows[user]["max_score"])
-            assert f"Score: {mine} / {top}" in text and f"Score: {other} / {top}" not in text
+            _check_own_feedback(user, rows)
