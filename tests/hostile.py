@@ -133,9 +133,23 @@ MARKUP = (
 )
 
 
+# Maths is drawn as MathML after the first cleaning: what it may carry (PORT: the
+# class's listener, which must hear nothing).
+MATHS = (
+    "\n\n$$\\text{<iframe/srcdoc=\"<script>document.title='pwned'</script>\">}$$"
+    " and $\\text{<svg/onload=\"document.title='pwned'\">}$"
+    ' and $\\text{<img/src="x"/onerror="document.title=\'pwned\'">}$'
+    " and $\\style{position:fixed;top:0;left:0;width:100%;height:100%;"
+    "background-image:url(http://127.0.0.1:PORT/fake.png)}{\\text{Score 45 / 45}}$"
+    " and $\\href{javascript:document.title='pwned'}{click}$"
+    " and $\\text{<plaintext>}$ and $\\frac{a}{b}$"
+)
+
+
 def _markup(rel, sol, ctx):
-    nb = notebook.fill(rel, {**notebook.answers(sol), "why_not_average": MARKUP})
-    nb.cells.append(nbformat.v4.new_markdown_cell("## My notes\n\n" + MARKUP))
+    text = MARKUP + MATHS.replace("PORT", str(ctx["port"]))
+    nb = notebook.fill(rel, {**notebook.answers(sol), "why_not_average": text})
+    nb.cells.append(nbformat.v4.new_markdown_cell("## My notes\n\n" + text))
     return _bytes(nb)
 
 
@@ -630,6 +644,104 @@ DO_NOTHING = {
     for kind, body in NOTHING.items()
 }
 
+# ------------------------------------ one answer's points depend on its own code alone
+# Each answer that calls another (head, multi_head) or might (batched_heads, wrong_axis's
+# cell) is graded beside every other function answer replaced by a stub or by a function
+# returning nan, a constant or an arbitrary array of the right shape: its own tests must
+# keep every point. The same replacements everywhere must score nothing (EXPLOITS).
+SHAPES = {  # answer -> (its signature's arguments, the shape of a right answer)
+    "attention_weights": ("x, W_q, W_k", "(len(x), len(x))"),
+    "head": ("x, W_q, W_k, W_v", "(len(x), W_v.shape[1])"),
+    "blend": ("weights, values", "(np.shape(values)[1],)"),
+    "disagreement": ("shares_a, shares_b", "(len(shares_a),)"),
+    "concat_heads": ("answers", "(len(answers[0]), sum(np.shape(a)[1] for a in answers))"),
+    "count_params": ("d_model, n_heads, d_head=None", "()"),
+    "multi_head": ("x, heads", "(len(x), sum(h[2].shape[1] for h in heads))"),
+    "batched_heads": ("x, W_q, W_k, W_v, n_heads", "np.shape(x)"),
+}
+FILLS = {  # kind -> the array a replaced answer returns, of shape `shape`
+    "nan": "np.full(shape, np.nan)",
+    "constant": "np.full(shape, 0.5)",
+    "arbitrary": "np.arange(np.prod(shape, dtype=int), dtype=float).reshape(shape) % 7",
+}
+ISOLATED = ("head", "multi_head", "batched_heads", "wrong_axis")  # answers checked alone
+
+
+def replaced(answer, kind):
+    """The source of ``answer`` replaced by ``kind``: "stub", or one of :data:`FILLS`."""
+    arguments, shape = SHAPES[answer]
+    return (
+        f"def {answer}({arguments}):\n    shape = {shape}\n    return {FILLS[kind]}"
+        if kind != "stub"
+        else None
+    )
+
+
+def others_replaced(kept, kind):
+    """The solution with every function answer but ``kept`` replaced by ``kind``."""
+
+    def build(rel, sol, ctx):
+        stubs = notebook.answers(rel)
+        sources = {a: replaced(a, kind) or stubs[a] for a in SHAPES if a != kept}
+        return _bytes(notebook.fill(_solved(rel, sol), sources))
+
+    return build
+
+
+ALONE = {
+    f"alone_{answer}_{kind}": Case(
+        f"{answer} right, every other function answer {kind}", others_replaced(answer, kind),
+        "ok", "any",
+    )
+    for answer in ISOLATED
+    for kind in ("stub", *FILLS)
+}  # fmt: skip
+# Ways to earn points from other answers' checks (each scored above the blank notebook
+# while answers were checked against the student's own upstream answers).
+KEEPER_GLUE = """
+kept = []
+
+def concat_heads(answers):
+    kept.append([np.array(a) for a in answers])  # what a caller's check hands over
+    raise NotImplementedError()
+"""
+KEEPER_MULTI = """
+def multi_head(x, heads):
+    for answers in reversed(kept):
+        if len(answers) == len(heads) and len(answers[0]) == len(x):
+            return np.hstack(answers)
+    raise NotImplementedError()
+"""
+FIXED = {
+    "head": "def head(x, W_q, W_k, W_v):\n    return np.arange(len(x) * W_v.shape[1], dtype=float).reshape(len(x), -1)",
+    "concat_heads": "def concat_heads(answers):\n    return np.arange(len(answers[0]) * sum(np.shape(a)[1] for a in answers), dtype=float).reshape(len(answers[0]), -1)",
+    "multi_head": "def multi_head(x, heads):\n    return np.arange(len(x) * sum(h[2].shape[1] for h in heads), dtype=float).reshape(len(x), -1)",
+}
+EXPLOITS = {
+    "exploit_fixed_arrays": Case(
+        "head, concat_heads and multi_head return a fixed array, whatever their inputs",
+        lambda rel, sol, ctx: _bytes(notebook.fill(rel, FIXED)),
+        "ok", "zero",
+    ),
+    "exploit_keeps_reference": Case(
+        "concat_heads keeps what it is given and raises; multi_head returns what was kept",
+        lambda rel, sol, ctx: _bytes(
+            notebook.fill(rel, {"concat_heads": KEEPER_GLUE, "multi_head": KEEPER_MULTI})
+        ),
+        "ok", "zero",
+    ),
+    **{
+        f"exploit_everything_{kind}": Case(
+            f"every function answer returns {kind} of the right shape",
+            lambda rel, sol, ctx, kind=kind: _bytes(
+                notebook.fill(rel, {a: replaced(a, kind) for a in SHAPES})
+            ),
+            "ok", "zero",
+        )
+        for kind in FILLS
+    },
+}  # fmt: skip
+
 # -------------------------------------------------- floods the grader must bound
 BIG_DISPLAY = (
     "from IPython.display import display\ndisplay({'text/plain': 'x' * 20_000_000}, raw=True)\n"
@@ -783,7 +895,7 @@ SANDBOX = {
 
 CASES = {
     **BROKEN, **RUNAWAY, **TAMPERED, **CHEATS, **INTEGRITY, **DO_NOTHING, **FLOODS, **SANDBOX,
-    "honest_wrong": WRONG,
+    **ALONE, **EXPLOITS, "honest_wrong": WRONG,
 }  # fmt: skip
 
 

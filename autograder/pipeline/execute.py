@@ -26,7 +26,7 @@ import functools
 import json
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import nbformat
@@ -88,7 +88,9 @@ class StudentFunction:
         except wire.Unencodable as why:
             raise TypeError(f"cannot pass {why} to the student's {name}") from None
         try:
-            reply = self._run.ask({"op": "call", "name": name, "args": encoded})
+            reply = self._run.ask(
+                {"op": "call", "name": name, "args": encoded}, stand_ins=self._run.stand_ins
+            )
         except _CellTimedOut:
             self._run.stop_calling(name)  # each runaway function costs one cell timeout
             raise
@@ -192,6 +194,11 @@ class TestNamespace(dict):
 
     allowed: the names that may come from the student (:func:`student_names`);
     any other missing name is a NameError, as in a fresh kernel.
+
+    A test that checks one answer can have the student's *other* functions
+    answered by trusted stand-ins while it runs (:meth:`serving`): in a kernel
+    a test does that by rebinding the names in ``globals()``; here it calls
+    ``globals().serving(...)``, which only the grader's namespace has.
     """
 
     def __init__(self, run: Run, allowed: frozenset[str]) -> None:
@@ -217,6 +224,21 @@ class TestNamespace(dict):
         self.cache[name] = value
         return value
 
+    @contextlib.contextmanager
+    def serving(self, stand_ins: dict[str, Any]) -> Iterator[None]:
+        """While the block runs, calls the student's code makes to these names are answered here.
+
+        stand_ins: ``{name: function}``, trusted functions run in this process
+        with the student's arguments; only their results reach the student's
+        process, and only during the calls the block makes.
+        """
+        before = self._run.stand_ins
+        self._run.stand_ins = {**before, **stand_ins}
+        try:
+            yield
+        finally:
+            self._run.stand_ins = before
+
 
 class Run:
     """One submission's execution: the student's process, deadlines, what went wrong."""
@@ -228,6 +250,7 @@ class Run:
         self.wall_deadline = time.monotonic() + wall_timeout
         self.cell_deadline = self.wall_deadline
         self.namespace = TestNamespace(self, allowed)
+        self.stand_ins: dict[str, Any] = {}  # served to the student's calls (TestNamespace.serving)
         self.timed_out: list[str] = []  # grade_ids (or positions) of cells that ran out of time
         self.runaway: set[str] = set()  # student functions that ran past a cell's limit
         # The student's process caps its outputs; they are capped again here,
@@ -257,10 +280,15 @@ class Run:
         except (sandbox.CellTimeout, sandbox.StudentGone, sandbox.Tampered):
             pass  # then the calls from here are still refused
 
-    def ask(self, message: dict[str, Any]) -> dict[str, Any]:
-        """One request to the student's process within the current cell's deadline."""
+    def ask(
+        self, message: dict[str, Any], stand_ins: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """One request to the student's process within the current cell's deadline.
+
+        stand_ins: ``{name: function}`` the student's code may call meanwhile.
+        """
         try:
-            return self.student.request(message, self.cell_deadline - time.monotonic())
+            return self.student.request(message, self.cell_deadline - time.monotonic(), stand_ins)
         except sandbox.CellTimeout as timeout:
             if self.student.dead:
                 raise Stop(
@@ -268,6 +296,8 @@ class Run:
                 ) from None
             raise _CellTimedOut() from timeout
         except sandbox.StudentGone as gone:
+            if gone.outside:  # not the student's doing: graded again (worker.py), never final
+                raise Stop(Status.GRADER_ERROR, f"the grader lost the notebook ({gone})") from None
             raise Stop(Status.KERNEL_DIED, f"the notebook's process died ({gone})") from None
         except sandbox.Tampered as why:
             raise Stop(Status.TAMPERED, f"the notebook's process sent garbage ({why})") from None

@@ -153,8 +153,13 @@ class Request:
 
     @property
     def settings_key(self) -> str:
-        """The limits a student was graded with: other limits grade them again."""
-        return f"{self.timeout:g}:{self.wall:g}:{self.memory}:{self.sandbox}"
+        """What a student was graded with: other limits, tests, points or config grade them again.
+
+        The course's side is :func:`~autograder.pipeline.gradebook.sources_hash`:
+        the source folder (tests, points, helper files) and the course config.
+        """
+        limits = f"{self.timeout:g}:{self.wall:g}:{self.memory}:{self.sandbox}"
+        return f"{limits}:{sources_hash(self.assignment)[:16]}"
 
 
 def course_timeout(assignment: Assignment) -> float:
@@ -269,6 +274,7 @@ def _run_locked(request: Request) -> ClassResult:
             wall_timeout=request.wall,
             limits=Limits(memory=request.memory * 2**20),
             use_bwrap=request.sandbox,
+            owner_pid=os.getpid(),
         )
         # A scheduler's or a `timeout` command's SIGTERM stops grading as Ctrl-C does.
         previous = signal.signal(signal.SIGTERM, _interrupt)

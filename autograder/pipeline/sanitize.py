@@ -182,6 +182,24 @@ def read(data: bytes) -> tuple[Any, int]:
     return nb, raw["nbformat"]
 
 
+def _as_released(cell: Any) -> bool:
+    """Is an instructor cell exactly as some release of the course gave it?
+
+    nbgrader stamps every test and read-only cell of a release with a checksum
+    of its source, kind, id and points (``compute_checksum``); Jupyter never
+    updates it, so a cell a student edited no longer matches its own. A cell
+    from a release published before the source changed (other points, other
+    tests) still does: it is the student's notebook as handed out, not an edit.
+    """
+    from nbgrader.utils import compute_checksum
+
+    stamped = notebook.nbgrader_meta(cell).get("checksum")
+    try:
+        return isinstance(stamped, str) and stamped == compute_checksum(cell)
+    except Exception:  # metadata too damaged to checksum: not as released
+        return False
+
+
 def inspect(nb: Any, release_nb: Any) -> Findings:
     """Compare a submission's nbgrader cells with the release the student was given."""
     released = {notebook.grade_id(c): c for c in release_nb.cells if notebook.grade_id(c)}
@@ -199,11 +217,15 @@ def inspect(nb: Any, release_nb: Any) -> Findings:
             continue
         original = released[name]
         mine, theirs = notebook.nbgrader_meta(cell), notebook.nbgrader_meta(original)
-        if any(mine.get(k) != theirs.get(k) for k in COMPARED_METADATA):
+        differs = [k for k in COMPARED_METADATA if mine.get(k) != theirs.get(k)]
+        if cell.cell_type != original.cell_type:
             edited.add(name)
-        elif cell.cell_type != original.cell_type:
-            edited.add(name)
-        elif not notebook.is_answer(original) and cell.source != original.source:
+        elif notebook.is_answer(original):
+            # an answer's points come from the source whatever the cell says: a release
+            # published before a rubric change carries other points, and that is no edit
+            if [k for k in differs if k != "points"]:
+                edited.add(name)
+        elif (differs or cell.source != original.source) and not _as_released(cell):
             edited.add(name)
     found.edited = [g for g in released if g in edited]
     return found

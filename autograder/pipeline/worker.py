@@ -10,6 +10,7 @@ process records it.
 
 from __future__ import annotations
 
+import copy
 import logging
 import multiprocessing
 import resource
@@ -27,6 +28,10 @@ from .collect import Submission
 from .course import Assignment, find_assignment
 from .errors import Status
 
+_log = logging.getLogger(__name__)
+#: times a notebook lost to something outside the student's code is graded again at once
+OUTSIDE_RETRIES = 2
+
 
 @dataclass
 class Settings:
@@ -43,6 +48,7 @@ class Settings:
     wall_timeout: float = 300
     limits: Limits = field(default_factory=Limits)
     use_bwrap: bool = True
+    owner_pid: int | None = None  # the run's main process: whose uid students get (run_uid)
 
 
 @dataclass
@@ -105,7 +111,11 @@ class Worker:
 
     def _sandbox(self) -> Sandbox:
         if self.sandbox is None or not self.sandbox.alive():
-            self.sandbox = Sandbox(use_bwrap=self.settings.use_bwrap, warm_up=self.warm_up)
+            self.sandbox = Sandbox(
+                use_bwrap=self.settings.use_bwrap,
+                warm_up=self.warm_up,
+                owner=self.settings.owner_pid,
+            )
         return self.sandbox
 
     def prepare(self, student_id: str, name: str, data: bytes) -> tuple[Any, Status, str]:
@@ -153,13 +163,16 @@ class Worker:
         sid = submission.student_id
         graded = {name: self._notebook(submission, name) for name in self.assignment.notebooks}
         several = len(graded) > 1
+        lost = [one.detail for one in graded.values() if one.status == Status.GRADER_ERROR]
+        if lost:  # never a score: the grader's failure is graded again on the next run
+            return failed(submission, Status.GRADER_ERROR, "; ".join(lost))
         points: dict[str, float | None] = {}
         messages: dict[str, str] = {}
         for name, one in graded.items():
             if one.notebook is not None:
                 points.update(self.columns.keyed(name, score.points(one.notebook)))
                 messages.update(self.columns.keyed(name, score.messages(one.notebook)))
-        details = [
+        details = list(submission.notes) + [
             f"{name}: {one.detail}" if several else one.detail
             for name, one in graded.items()
             if one.detail
@@ -197,13 +210,32 @@ class Worker:
             detail = "; ".join(filter(None, [kept, detail]))
         if clean is None:
             return _Graded(status, detail)
+        for _attempt in range(1 + OUTSIDE_RETRIES):
+            ran, why, executed, unprotected = self._execute(copy.deepcopy(clean), name)
+            if ran != Status.GRADER_ERROR:
+                break
+            _log.warning("%s: %s; grading it again", sid, why)
+        return _Graded(
+            Status.worst(status, ran),
+            "; ".join(filter(None, [why, detail])),
+            executed,
+            unprotected,
+        )
+
+    def _execute(self, clean: Any, name: str) -> tuple[Status, str, Any, list[str]]:
+        """Run one sanitised notebook in a fresh student process.
+
+        ``(status, why, executed notebook or None, what ran unprotected)``;
+        status ``grader_error`` when the process was lost to something outside
+        the student's code (the sandbox died, a kill from outside).
+        """
         sandbox = self._sandbox()
         try:
             student = sandbox.spawn(self.files, self.settings.limits)
         except StudentGone as gone:
             sandbox.close()
             self.sandbox = None
-            return _Graded(Status.KERNEL_DIED, str(gone))
+            return Status.GRADER_ERROR, f"the sandbox failed ({gone})", None, []
         try:
             ran, why = execute.execute(
                 clean,
@@ -217,12 +249,8 @@ class Worker:
         if ran == Status.OK and _ran_out_of_memory(clean):
             ran, why = Status.MEMORY_LIMIT, "the notebook ran out of memory"
         executed = score.postprocess(clean, self.steps.after_execute, self.config)
-        return _Graded(
-            Status.worst(status, ran),
-            "; ".join(filter(None, [why, detail])),
-            nbformat.from_dict(executed),
-            list(sandbox.unprotected + student.unprotected),
-        )
+        unprotected = list(sandbox.unprotected + student.unprotected)
+        return ran, why, nbformat.from_dict(executed), unprotected
 
     def close(self) -> None:
         """Stop the sandbox."""

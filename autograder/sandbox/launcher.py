@@ -35,7 +35,16 @@ PROCESS_SLACK = 16  #: processes and threads the sandbox itself needs beyond the
 
 
 class StudentGone(Exception):
-    """The student's process died, or was killed after not answering."""
+    """The student's process died, or was killed after not answering.
+
+    outside: it was killed by something the grader did not do and the student
+    could not (a SIGKILL from outside its sandbox: the host's out-of-memory
+    killer, an operator), or the sandbox itself failed: not the student's doing.
+    """
+
+    def __init__(self, why: str, outside: bool = False) -> None:
+        super().__init__(why)
+        self.outside = outside
 
 
 class CellTimeout(Exception):
@@ -114,7 +123,18 @@ ETC = (
     "passwd", "group", "nsswitch.conf", "mime.types", "fonts", "matplotlibrc",
     "python3", "python3.11", "python3.12", "python3.13", "python3.14",
 )  # fmt: skip
-SANDBOX_UID = 65534  #: "nobody": whom student code runs as when the grader is root
+RUN_UIDS = 3_000_000_000  #: the first of the uids student code runs as, when grading as root
+
+
+def run_uid(owner_pid: int) -> int:
+    """The uid student code of the grading run whose main process is ``owner_pid`` runs as.
+
+    A uid no account and no other run uses (two runs never share a main
+    process's pid), with no rights beyond "other": so cleaning up after a
+    run (:func:`kill_user`) reaches only what that run started, never the
+    host's ``nobody`` processes or another grader's students.
+    """
+    return RUN_UIDS + owner_pid
 
 
 def _ancestors(path: str) -> list[str]:
@@ -194,9 +214,15 @@ class Sandbox:
     """A zygote that forks one isolated student process per submission."""
 
     def __init__(
-        self, use_bwrap: bool = True, start_timeout: float = 120, warm_up: str = ""
+        self,
+        use_bwrap: bool = True,
+        start_timeout: float = 120,
+        warm_up: str = "",
+        owner: int | None = None,
     ) -> None:
+        """owner: the grading run's main process's pid (:func:`run_uid`); this one's if None."""
         self.unprotected = []
+        unprivileged = run_uid(os.getpid() if owner is None else owner)
         self.warm_up = warm_up  # import statements the zygote preloads
         if use_bwrap and not shutil.which("bwrap"):
             self.unprotected.append("bubblewrap is not installed")
@@ -206,14 +232,14 @@ class Sandbox:
             as_root = os.geteuid() == 0
             try:
                 self._start(_bwrap_command(as_root), start_timeout)
-                self.uid = SANDBOX_UID if as_root else None
+                self.uid = unprivileged if as_root else None
                 return
             except RuntimeError as why:
                 self.unprotected.append(f"bubblewrap did not start ({why})")
         # Without bubblewrap the student still never runs as root: each child drops
-        # to "nobody" (with no capabilities, no_new_privs and the seccomp filter), so
-        # it reads only what any user may read and writes only its own scratch.
-        self.uid = SANDBOX_UID if os.geteuid() == 0 else None
+        # to the run's own uid (with no capabilities, no_new_privs and the seccomp
+        # filter), so it reads only what any user may read and writes only its scratch.
+        self.uid = unprivileged if os.geteuid() == 0 else None
         who = "nobody" if self.uid is not None else "the grader's own user"
         self.unprotected.append(
             f"no filesystem sandbox: student code runs as {who} and can read what that "
@@ -270,6 +296,7 @@ class Sandbox:
     def spawn(self, files: dict[str, str], limits: Limits, timeout: float = 30) -> Student:
         """A fresh, isolated student process, with ``files`` ({name: text}) in its scratch."""
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        ended, ended_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         uid = os.getuid() if self.uid is None else self.uid
         message = {
             "op": "spawn",
@@ -278,15 +305,33 @@ class Sandbox:
             "uid": self.uid,
             "keep": [p for p in _python_paths() if p == "/tmp" or p.startswith("/tmp/")],
         }
-        socket.send_fds(self.control, [json.dumps(message).encode()], [theirs.fileno()])
-        theirs.close()
+        fds = [theirs.fileno(), ended_theirs.fileno()]
+        try:
+            socket.send_fds(self.control, [json.dumps(message).encode()], fds)
+        except OSError as error:
+            mine.close()
+            ended.close()
+            raise StudentGone(f"the sandbox is gone: {error}", outside=True) from None
+        finally:
+            theirs.close()
+            ended_theirs.close()
         mine.settimeout(timeout)
         try:
             hello = wire.receive(mine)
         except (OSError, EOFError, wire.WireError) as error:
             mine.close()
-            raise StudentGone(f"the student process did not start: {error}") from None
-        return Student(self, mine, int(hello["pid"]), list(hello.get("unprotected", [])))
+            ended.close()
+            why = f"the student process did not start: {error}"
+            raise StudentGone(why, outside=True) from None
+        if "failed" in hello:  # the sandbox could not set the process up: not the student's doing
+            mine.close()
+            ended.close()
+            why = f"the sandbox could not set up the student's process: {hello['failed']}"
+            raise StudentGone(why, outside=True)
+        unprotected = list(hello.get("unprotected", []))
+        return Student(
+            self, mine, int(hello["pid"]), unprotected, ended, cpu_seconds=limits.cpu_seconds
+        )
 
     def signal(self, pid: int, number: int) -> None:
         """Have the zygote send signal ``number`` to its child ``pid``."""
@@ -357,8 +402,8 @@ def _kill_cgroup(group: Path | None, wait: float = 5.0) -> None:
 def kill_user(uid: int, wait: float = 5.0) -> list[int]:
     """SIGKILL every process of ``uid`` until none is left; the pids that were found.
 
-    For a container that is the grader's alone (Gradescope's), where the
-    sandbox's uid runs nothing but student code.
+    For a run's own uid (:func:`run_uid`), which runs nothing but that run's
+    student code.
     """
 
     def owned() -> list[int]:
@@ -384,6 +429,11 @@ def _remove_cgroup(group: Path | None, wait: float = 2.0) -> None:
             time.sleep(0.05)
 
 
+#: what a stand-in is: called with the student's arguments, in the grader's process
+StandIn = Callable[..., Any]
+MAX_CALLBACK = 2**20  #: bytes of arguments one call to a stand-in may carry
+
+
 @dataclass
 class Student:
     """One submission's sandboxed process; every request has a deadline."""
@@ -392,41 +442,111 @@ class Student:
     sock: socket.socket
     pid: int
     unprotected: list = field(default_factory=list)
+    ended: socket.socket | None = None  # how the process ended, from its watcher (child())
+    cpu_seconds: float = Limits.cpu_seconds  # its CPU limit: a kill past it is its own doing
     dead: bool = False
     sent: int = 0  # requests so far; each reply must carry its request's number
 
-    def _reply(self, number: int) -> dict[str, Any]:
-        reply = wire.receive(self.sock)
-        if reply.get("id") != number:
-            raise wire.WireError(f"a reply to request {reply.get('id')!r}, not {number}")
-        return reply
+    def cause_of_death(self, seen: str) -> StudentGone:
+        """Why the student's process is gone, now that its socket closed (``seen``).
 
-    def request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
+        The report comes from the process that started it, which the student's
+        code can neither see nor signal, so only what the grader and the
+        student did not do counts as outside: a SIGKILL under the CPU limit,
+        or the watcher itself killed. Without namespaces the student could
+        fake either, so every death is then the student's.
+        """
+        if self.ended is None:
+            return StudentGone(seen)
+        self.ended.settimeout(GRACE)
+        try:
+            data = self.ended.recv(4096)
+        except TimeoutError:  # alive, yet it closed its side: the student's doing
+            self.sandbox.signal(self.pid, signal.SIGKILL)
+            return StudentGone(f"{seen}: the notebook closed its connection to the grader")
+        except OSError:
+            data = b""
+        watched = not any(p.startswith("namespaces") for p in self.unprotected)
+        try:
+            how = json.loads(data) if data else {}
+        except ValueError:
+            how = {}
+        if not how:
+            return StudentGone(f"{seen}: its sandbox was killed from outside", outside=watched)
+        cpu_limit = self.cpu_seconds
+        if "exit" in how:
+            return StudentGone(f"the notebook's process exited with status {how['exit']}")
+        number = int(how.get("signal", 0))
+        name = signal.Signals(number).name if number in set(signal.Signals) else str(number)
+        if number == signal.SIGXCPU or float(how.get("cpu_seconds", 0)) >= cpu_limit:
+            return StudentGone(f"the notebook ran past its CPU time limit ({cpu_limit} s)")
+        if number == signal.SIGKILL:
+            return StudentGone(f"{seen}: killed from outside the grader ({name})", outside=watched)
+        return StudentGone(f"the notebook's process crashed ({name})")
+
+    def _reply(self, number: int, deadline: float, stand_ins: dict[str, StandIn]) -> dict[str, Any]:
+        """The reply to request ``number``, serving the stand-ins the student calls meanwhile."""
+        while True:
+            self.sock.settimeout(max(deadline - time.monotonic(), 0.01))
+            reply = wire.receive(self.sock)
+            if "stand_in" in reply:
+                self._serve(reply, stand_ins)
+                continue
+            if reply.get("id") != number:
+                raise wire.WireError(f"a reply to request {reply.get('id')!r}, not {number}")
+            return reply
+
+    def _serve(self, call: dict[str, Any], stand_ins: dict[str, StandIn]) -> None:
+        """Answer one call the student's code made to a stand-in, here, with data only.
+
+        Only a name served during the current request is answered; its
+        arguments are bounded (:data:`MAX_CALLBACK`) so a student cannot make
+        the grader compute for long or hold much. Errors go back as data.
+        """
+        name = str(call.get("stand_in"))
+        try:
+            function = stand_ins.get(name)
+            if function is None:
+                raise NameError(f"{name} is not served by the test running now")
+            if len(json.dumps([call.get("args"), call.get("kwargs")])) > MAX_CALLBACK:
+                raise ValueError(f"arguments of over {MAX_CALLBACK:,} bytes for {name}")
+            args = [wire.decode(a) for a in call.get("args") or []]
+            kwargs = {str(k): wire.decode(v) for k, v in (call.get("kwargs") or {}).items()}
+            answer = {"ok": True, "result": wire.encode(function(*args, **kwargs))}
+        except Exception as error:  # the stand-in's error, or bad arguments: the student's to see
+            answer = {"ok": False, "ename": type(error).__name__, "evalue": str(error)[:2000]}
+        wire.send(self.sock, answer)
+
+    def request(
+        self, message: dict[str, Any], timeout: float, stand_ins: dict[str, StandIn] | None = None
+    ) -> dict[str, Any]:
         """Send ``message`` and wait up to ``timeout`` seconds for the reply.
 
-        On timeout the student's code is interrupted (KeyboardInterrupt); if it
-        does not stop within a few seconds its process is killed. A reply that
-        does not answer this request (a forged or stale frame) is ``Tampered``.
+        stand_ins: ``{name: function}`` the student's code may call while this
+        request runs (:func:`autograder.sandbox.student.call` binds the names);
+        each call is computed here and only its result crosses. On timeout the
+        student's code is interrupted (KeyboardInterrupt); if it does not stop
+        within a few seconds its process is killed. A reply that does not
+        answer this request (a forged or stale frame) is ``Tampered``.
         """
         if self.dead:
             raise StudentGone("the student process is gone")
         self.sent += 1
+        served = stand_ins or {}
         try:
-            wire.send(self.sock, {**message, "id": self.sent})
-            self.sock.settimeout(max(timeout, 0.01))
-            return self._reply(self.sent)
+            wire.send(self.sock, {**message, "id": self.sent, "serve": sorted(served)})
+            return self._reply(self.sent, time.monotonic() + timeout, served)
         except TimeoutError:
             self.sandbox.signal(self.pid, signal.SIGINT)
             try:
-                self.sock.settimeout(GRACE)
-                reply = self._reply(self.sent)
+                reply = self._reply(self.sent, time.monotonic() + GRACE, {})
             except (TimeoutError, EOFError, OSError, wire.WireError):
                 self.kill()
                 raise CellTimeout() from None
             raise CellTimeout(reply) from None
         except (EOFError, OSError) as error:
             self.dead = True
-            raise StudentGone(str(error) or "the student process exited") from None
+            raise self.cause_of_death(str(error) or "the student process exited") from None
         except wire.WireError as error:
             self.kill()
             raise Tampered(str(error)) from None
@@ -448,6 +568,8 @@ class Student:
             time.sleep(0)  # let it exit on its own before the kill below
         self.kill()
         self.sock.close()
+        if self.ended is not None:
+            self.ended.close()
 
 
 def die_with_parent(parent_pid: int | None) -> None:

@@ -374,13 +374,65 @@ def lookup(shell: Any, name: str) -> dict[str, Any]:
         return {"kind": "unencodable", "type": str(why)}
 
 
-def call(shell: Any, name: str, encoded_args: list[Any]) -> dict[str, Any]:
-    """Call the student's function ``name``; the result, or the error, and the arguments after."""
+def _exception(name: str) -> type[BaseException]:
+    """The built-in exception called ``name``, or an Exception subclass of that name."""
+    import builtins
+
+    found = getattr(builtins, name, None)
+    if isinstance(found, type) and issubclass(found, Exception):
+        return found
+    return type(name, (Exception,), {})
+
+
+def stand_in(sock: socket.socket, name: str) -> Any:
+    """A function that asks the grader to answer a call to ``name``: only data crosses.
+
+    Bound in place of the student's own ``name`` while a test checks another
+    answer (:func:`call`), so a mistake in ``name`` can neither cost nor earn
+    that answer points. The grader computes the answer with its stand-in; no
+    code of the tests ever runs, or is seen, here.
+    """
+
+    def ask_the_grader(*args: Any, **kwargs: Any) -> Any:
+        try:
+            message = {
+                "stand_in": name,
+                "args": [wire.encode(a) for a in args],
+                "kwargs": {str(k): wire.encode(v) for k, v in kwargs.items()},
+            }
+        except wire.Unencodable as why:
+            raise TypeError(f"cannot pass {why} to {name}") from None
+        wire.send(sock, message)
+        answer = wire.receive(sock)
+        if answer.get("ok"):
+            return wire.decode(answer.get("result"))
+        raise _exception(str(answer.get("ename")))(str(answer.get("evalue")))
+
+    ask_the_grader.__name__ = ask_the_grader.__qualname__ = name
+    return ask_the_grader
+
+
+def call(
+    shell: Any,
+    name: str,
+    encoded_args: list[Any],
+    serve: Sequence[str] = (),
+    sock: socket.socket | None = None,
+) -> dict[str, Any]:
+    """Call the student's function ``name``; the result, or the error, and the arguments after.
+
+    serve: names of the student's other functions that, during this call only,
+    are answered by the grader (:func:`stand_in`) instead of the student's code.
+    """
     args = [wire.decode(a) for a in encoded_args]
     outputs: list[dict[str, Any]] = []
     shell.cell_outputs = []  # displays during a test call are not shown; they still count
     shell.budget.start_cell()
-    saved = sys.stdout, sys.stderr
+    missing = object()
+    names = [n for n in serve if n != name] if sock is not None else []
+    saved = {n: shell.user_ns.get(n, missing) for n in names}
+    shell.user_ns.update({n: stand_in(sock, n) for n in names})  # type: ignore[arg-type]
+    streams = sys.stdout, sys.stderr
     sys.stdout = OutputStream("stdout", outputs, shell.budget)
     sys.stderr = OutputStream("stderr", outputs, shell.budget)
     try:
@@ -396,7 +448,12 @@ def call(shell: Any, name: str, encoded_args: list[Any]) -> dict[str, Any]:
                 reply = {"ok": False, "ename": shown["ename"], "evalue": shown["evalue"]}
                 reply["traceback"] = shown["traceback"]
     finally:
-        sys.stdout, sys.stderr = saved
+        sys.stdout, sys.stderr = streams
+        for n, value in saved.items():
+            if value is missing:
+                shell.user_ns.pop(n, None)
+            else:
+                shell.user_ns[n] = value
     reply["outputs"] = finish(outputs, shell.budget)
     reply["warnings"] = [shorten(f"{w.category.__name__}: {w.message}", 500) for w in caught[:20]]
     try:
@@ -422,7 +479,7 @@ def serve(shell: Any, sock: socket.socket) -> None:
     handlers = {
         "run": lambda m: run_cell(shell, m["source"]),
         "lookup": lambda m: lookup(shell, m["name"]),
-        "call": lambda m: call(shell, m["name"], m["args"]),
+        "call": lambda m: call(shell, m["name"], m["args"], list(m.get("serve") or []), sock),
         "disable": lambda m: disable(shell, str(m["name"]), str(m["message"])),
     }
     while True:
@@ -442,14 +499,28 @@ def serve(shell: Any, sock: socket.socket) -> None:
 # ----------------------------------------------------------------- the zygote
 
 
-def child(shell: Any, sock: socket.socket, request: dict[str, Any]) -> None:
+def how_it_ended(status: int, usage: Any) -> dict[str, Any]:
+    """What ended a process, from ``os.wait4``'s status and resource usage, as data."""
+    cpu = round(usage.ru_utime + usage.ru_stime, 3)
+    if os.WIFSIGNALED(status):
+        return {"signal": os.WTERMSIG(status), "cpu_seconds": cpu}
+    return {"exit": os.WEXITSTATUS(status), "cpu_seconds": cpu}
+
+
+def child(
+    shell: Any, sock: socket.socket, request: dict[str, Any], ended: socket.socket | None = None
+) -> None:
     """In a forked child: isolate, start the student's process, report its pid.
 
     request: ``{"files": {name: text}, "limits": {...}, "uid": int or None}``.
     The order matters: drop root first (so nothing after runs as root outside),
     enter namespaces, then in the new pid namespace lay out the filesystems,
     apply limits and drop every capability before any student code runs.
+    ended: where this process, outside the student's pid namespace and out of
+    its reach, tells the grader how the student's process ended
+    (:func:`how_it_ended`), so a death the student caused is told from one it did not.
     """
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the zygote's SIG_IGN would reap it unseen
     problems = drop_privileges(request["uid"]) if request.get("uid") is not None else []
     missing = isolate()
     problems += missing
@@ -459,13 +530,44 @@ def child(shell: Any, sock: socket.socket, request: dict[str, Any]) -> None:
         os.close(told)
         c_library().prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # nothing here for the student to trace
         with os.fdopen(report) as handle:
-            problems += json.loads(handle.read() or "[]")
-        wire.send(sock, {"pid": inner, "unprotected": problems})
+            told_back = handle.read()
+        try:
+            set_up_said = json.loads(told_back)
+        except ValueError:  # it died before saying anything
+            set_up_said = {"failed": "the student's process died while being set up"}
+        if isinstance(set_up_said, dict):
+            wire.send(sock, {"pid": inner, "failed": str(set_up_said.get("failed"))})
+        else:
+            wire.send(sock, {"pid": inner, "unprotected": problems + list(set_up_said)})
         sock.close()
-        os.waitpid(inner, 0)
+        _, status, usage = os.wait4(inner, 0)
+        if ended is not None:
+            try:
+                ended.sendall(json.dumps(how_it_ended(status, usage)).encode())
+            except OSError:
+                pass
         os._exit(0)
     # pid 1 of the new pid namespace (when namespaces worked)
+    if ended is not None:
+        ended.close()  # the student's code must not speak for the process that watches it
     os.close(report)
+    try:
+        mine = set_up(request, missing, shell)
+    except Exception as error:  # the sandbox's failure, not the student's: told as such
+        os.write(told, json.dumps({"failed": f"{type(error).__name__}: {error}"}).encode())
+        os._exit(1)
+    os.write(told, json.dumps(mine).encode())
+    os.close(told)
+    serve(shell, sock)
+    os._exit(0)
+
+
+def set_up(request: dict[str, Any], missing: list[str], shell: Any) -> list[str]:
+    """In the student's process, before any of its code: its files, limits and privileges.
+
+    missing: what :func:`isolate` could not do (no namespaces: a private
+    folder at least). Returns what could not be protected.
+    """
     os.setsid()
     limits = request["limits"]
     if not missing:
@@ -485,11 +587,7 @@ def child(shell: Any, sock: socket.socket, request: dict[str, Any]) -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     shell.budget = Budget()
     set_limits(limits)
-    mine += drop_capabilities()
-    os.write(told, json.dumps(mine).encode())
-    os.close(told)
-    serve(shell, sock)
-    os._exit(0)
+    return mine + drop_capabilities()
 
 
 # Drawn once in the zygote when the lab uses matplotlib, so every child starts
@@ -510,20 +608,33 @@ plt.show()
 """
 
 
+#: standard modules numerical code imports, itself or through numpy (default_rng
+#: imports secrets on first use), loaded before any student runs: where the grader
+#: cannot give the sandbox a readable view of Python (no bubblewrap, Python in a
+#: home folder only its owner may read), a child can import only what it inherits
+PRELOADED = (
+    "secrets", "random", "math", "cmath", "fractions", "decimal", "statistics",
+    "itertools", "functools", "collections", "copy", "string", "textwrap", "operator",
+    "encodings.unicode_escape",  # _mounts() reads /proc/self/mountinfo with it
+)  # fmt: skip
+
+
 def warm_up(shell: Any, imports: str = "") -> None:
     """Pay first-use costs in the zygote, then leave the shell as if it were new.
 
     imports: the lab's import statements, run one by one (one that fails, such
-    as a helper module only a student's folder holds, is passed over).
-    ``gc.freeze`` moves everything that exists now out of the collector's reach:
-    otherwise the first collection in each child touches every inherited object
-    and copies the zygote's whole heap, page by page.
+    as a helper module only a student's folder holds, is passed over), after
+    :data:`PRELOADED`. ``gc.freeze`` moves everything that exists now out of the
+    collector's reach: otherwise the first collection in each child touches
+    every inherited object and copies the zygote's whole heap, page by page.
     """
-    for line in imports.splitlines():
+    for line in [f"import {name}" for name in PRELOADED] + imports.splitlines():
         try:
             exec(line, {})
         except Exception:
             pass
+    if "numpy" in sys.modules:
+        sys.modules["numpy"].random.default_rng(0).normal(size=2)  # its lazy imports, now
     if "matplotlib.pyplot" in sys.modules:
         run_cell(shell, FIGURE)
     shell.reset(new_session=True)
@@ -564,10 +675,13 @@ def zygote(control_fd: int, boot_path: str | None = None, imports: str = "") -> 
         message = json.loads(data)
         if message["op"] == "spawn":
             sock = socket.socket(fileno=fds[0])
+            ended = socket.socket(fileno=fds[1]) if len(fds) > 1 else None
             if os.fork() == 0:
                 control.close()
-                child(shell, sock, message)
+                child(shell, sock, message, ended)
             sock.close()
+            if ended is not None:
+                ended.close()
         elif message["op"] == "signal":
             try:
                 os.kill(int(message["pid"]), int(message["signal"]))

@@ -29,6 +29,7 @@ import contextlib
 import io
 import json
 import logging
+import multiprocessing
 import os
 import shutil
 import stat
@@ -45,7 +46,7 @@ import nbformat
 from ..pipeline import execute, notebook
 from ..pipeline import grade as grading
 from ..pipeline.course import CONFIG_FILES, Assignment, find_assignment
-from ..sandbox.launcher import SANDBOX_UID, kill_user
+from ..sandbox.launcher import kill_user, run_uid
 
 _log = logging.getLogger(__name__)
 
@@ -205,9 +206,16 @@ def _submitted(folder: Path, chosen: Assignment) -> dict[str, Path]:
 
 
 def _tests(
-    chosen: Assignment, row: dict[str, Any], columns: notebook.Columns
+    chosen: Assignment,
+    row: dict[str, Any],
+    columns: notebook.Columns,
+    shown: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:
-    """One Gradescope test per graded cell, in notebook order."""
+    """One Gradescope test per graded cell, in notebook order.
+
+    shown: ``{column: message}`` visible tests show (:func:`visible_only`'s run);
+    None shows the graded run's own messages.
+    """
     tests = []
     for name in chosen.notebooks:
         source = notebook.read(chosen.source(name))
@@ -230,25 +238,29 @@ def _tests(
                 continue
             hidden = "BEGIN HIDDEN TESTS" in cell.source
             checks = notebook.what_it_checks(cell.source)
+            said = row.get("messages", {}) if hidden or shown is None else shown
             tests.append(
                 {
                     "name": f"{column}: {checks}" if checks else column,
                     "score": float(earned or 0),
                     "max_score": possible,
-                    "output": str(row.get("messages", {}).get(column, "")),
+                    "output": str(said.get(column, "")),
                     "visibility": "after_published" if hidden else "visible",
                 }
             )
     return tests
 
 
-def results_for(chosen: Assignment, row: dict[str, Any], log: str) -> dict[str, Any]:
+def results_for(
+    chosen: Assignment, row: dict[str, Any], log: str, said: dict[str, str] | None = None
+) -> dict[str, Any]:
     """Gradescope's ``results.json`` for one graded outcome.
 
-    row: an :class:`~autograder.pipeline.results.Outcome`, as a dict.
+    row: an :class:`~autograder.pipeline.results.Outcome`, as a dict; said:
+    what visible tests say, from a run without hidden tests (:func:`visible_only`).
     """
     columns = notebook.Columns({n: notebook.read(chosen.source(n)) for n in chosen.notebooks})
-    tests = _tests(chosen, row, columns)
+    tests = _tests(chosen, row, columns, said)
     autograded = [t for t in tests if t["max_score"]]
     score = sum(t["score"] for t in autograded)
     out_of = sum(t["max_score"] for t in autograded)
@@ -325,19 +337,51 @@ def failure(why: str, log: str = "") -> dict[str, Any]:
     }
 
 
-def lock_down(root: Path) -> None:
-    """As root: the course (``source/``) and ``results/`` readable and writable by root only.
+OPEN = ("venv",)  #: what stays readable under Gradescope's root: the Python student code runs on
 
-    Student code then runs as nobody (in bubblewrap, or without it where the
-    container forbids namespaces) and can neither read the hidden tests nor
-    touch the results.
+
+def lock_down(root: Path) -> None:
+    """As root: everything under Gradescope's root but :data:`OPEN` for root's eyes only.
+
+    Student code then runs as an unprivileged uid (in bubblewrap, or without it
+    where the container forbids namespaces) and can read neither the course
+    (hidden tests), nor the submission folder, nor Gradescope's
+    ``submission_metadata.json`` (earlier results, hidden tests included), and
+    cannot touch the results. It gets its notebook from the grader, never a file.
     """
     if os.geteuid() != 0:
         return
-    for folder in (root / "source", root / "results"):
-        if folder.is_dir():
-            os.chown(folder, 0, 0)
-            os.chmod(folder, 0o700)
+    for entry in root.iterdir():
+        if entry.name in OPEN or entry.is_symlink():
+            continue
+        runs = entry.is_dir() or os.access(entry, os.X_OK)
+        os.chown(entry, 0, 0)
+        os.chmod(entry, 0o700 if runs else 0o600)
+
+
+def visible_only(chosen: Assignment, scratch: Path) -> Assignment:
+    """A copy of the course in ``scratch`` whose tests are the visible ones alone.
+
+    Its source notebooks hold the release's test cells (hidden tests cleared, as
+    nbgrader clears them), so grading there runs the student's code on nothing
+    a hidden test knows.
+    """
+    root = scratch / "visible-course"
+    for name in CONFIG_FILES:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(chosen.root / name, root / name)
+    for folder in (chosen.source_dir, chosen.release_dir):
+        shutil.copytree(folder, root / folder.relative_to(chosen.root))
+    for name in chosen.notebooks:
+        released = {
+            notebook.grade_id(c): c.source for c in notebook.read(chosen.release(name)).cells
+        }
+        source = notebook.read(chosen.source(name))
+        for cell in source.cells:
+            if notebook.is_test(cell) and notebook.grade_id(cell) in released:
+                cell.source = released[notebook.grade_id(cell)]
+        notebook.write(source, root / chosen.source(name).relative_to(chosen.root))
+    return find_assignment(root, chosen.id)
 
 
 def write_results(path: Path, results: dict[str, Any]) -> None:
@@ -348,6 +392,56 @@ def write_results(path: Path, results: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+class VisibleRun:
+    """A grading run in a process of its own, beside the graded one: what visible tests say.
+
+    Used as a context manager; :meth:`messages` waits for ``{column: message}``
+    (empty if that run failed: the graded run's score stands either way).
+    """
+
+    def __init__(self, request: grading.Request) -> None:
+        context = multiprocessing.get_context("fork")
+        self._receive, send = context.Pipe(duplex=False)
+        self._process = context.Process(target=_grade_visible, args=(request, send))
+
+    @property
+    def pid(self) -> int:
+        """The process's pid (its students run as :func:`run_uid` of it)."""
+        assert self._process.pid is not None
+        return self._process.pid
+
+    def __enter__(self) -> VisibleRun:
+        self._process.start()
+        return self
+
+    def messages(self, timeout: float = 600) -> dict[str, str]:
+        if not self._receive.poll(timeout):
+            return {}
+        try:
+            return dict(self._receive.recv())
+        except (EOFError, OSError):
+            return {}
+
+    def __exit__(self, *exc: object) -> None:
+        if self._process.is_alive():
+            self._process.kill()
+        self._process.join()
+
+
+def _grade_visible(request: grading.Request, send: Any) -> None:
+    """In :class:`VisibleRun`'s process: grade, send the messages, quietly."""
+    messages: dict[str, str] = {}
+    try:
+        with open(os.devnull, "w") as quiet:
+            with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
+                outcome = grading.run(request).outcome(STUDENT)
+        messages = dict(outcome.as_dict()["messages"]) if outcome is not None else {}
+    except Exception:
+        pass  # then the visible tests say nothing: never the graded run's words
+    send.send(messages)
+    send.close()
+
+
 def run(root: Path | str = GRADESCOPE_ROOT, course: Path | str | None = None) -> dict[str, Any]:
     """Grade the notebook in ``root/submission/``; write and return ``results/results.json``.
 
@@ -355,6 +449,7 @@ def run(root: Path | str = GRADESCOPE_ROOT, course: Path | str | None = None) ->
     and only this process writes them.
     """
     started = time.monotonic()
+    helpers: list[int] = []  # processes that graded too: whose students must be gone
     root = Path(root)
     results_path = root / "results" / "results.json"
     results_path.parent.mkdir(parents=True, exist_ok=True)
@@ -373,15 +468,24 @@ def run(root: Path | str = GRADESCOPE_ROOT, course: Path | str | None = None) ->
                     target = subs / chosen.submission_path(STUDENT, name)
                     target.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(path, target)
-                request = grading.Request(
-                    subs, chosen, out, 1, grading.course_timeout(chosen), dry_run=True
+                timeout = grading.course_timeout(chosen)
+                request = grading.Request(subs, chosen, out, 1, timeout, dry_run=True)
+                # What visible tests show comes from a run with no hidden test in it, beside
+                # the graded one: before grades are published, nothing a hidden test knows
+                # can show.
+                visible = visible_only(chosen, Path(scratch))
+                shown = grading.Request(
+                    subs, visible, out.with_name("shown"), 1, timeout, dry_run=True
                 )
-                with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
-                    outcome = grading.run(request).outcome(STUDENT)
+                with VisibleRun(shown) as seen:
+                    helpers.append(seen.pid)
+                    with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+                        outcome = grading.run(request).outcome(STUDENT)
+                    messages = seen.messages()
                 if outcome is None:
                     results = failure("the grader gave no result; your instructor has been told.")
                 else:
-                    results = results_for(chosen, outcome.as_dict(), log.getvalue())
+                    results = results_for(chosen, outcome.as_dict(), log.getvalue(), messages)
     except Refused as why:
         results = failure(f"{why}.")
     except Exception:
@@ -389,8 +493,8 @@ def run(root: Path | str = GRADESCOPE_ROOT, course: Path | str | None = None) ->
             "the grader failed; your instructor has been told.",
             log.getvalue() + traceback.format_exc(),
         )
-    if os.geteuid() == 0:
-        lingering = kill_user(SANDBOX_UID)
+    if os.geteuid() == 0:  # this run's students (both runs'), no one else
+        lingering = [p for owner in (os.getpid(), *helpers) for p in kill_user(run_uid(owner))]
         if lingering:
             note = f"killed {len(lingering)} process(es) the submission left running"
             results["tests"][-1]["output"] += f"\n{note}"

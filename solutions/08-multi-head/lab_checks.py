@@ -113,8 +113,8 @@ def check_close(got, expected, what, hint="", rtol=1e-6, atol=1e-9):
     expected = np.asarray(expected, dtype=float)
     check_shape(got, expected.shape, what, hint)
     got = _as_array(got, what)
-    if np.allclose(got, expected, rtol=rtol, atol=atol):
-        return
+    if np.all(np.isfinite(got)) and np.allclose(got, expected, rtol=rtol, atol=atol):
+        return  # nan and inf are never right: np.allclose takes inf as equal to inf
     error = np.abs(got - expected)
     error = np.where(np.isnan(error), np.inf, error)
     where = np.unravel_index(np.argmax(error), error.shape) if error.ndim else ()
@@ -185,29 +185,73 @@ def glue_hint(shape, parts):
     return ""
 
 
-def upstream(fn, *args, needed_by):
-    """The student's own ``fn(*args)``, to check ``needed_by`` against what it gives.
+_ABSENT = object()
 
-    An answer that uses ``fn`` is checked against what it should give with
-    ``fn`` as the student wrote it, so a mistake in ``fn`` is charged once, in
-    ``fn``'s own tests. When ``fn`` crashes, returns no array of numbers, or
-    returns one number everywhere (all zeros, say: then a caller that returns
-    zeros too would pass), nothing can be checked: the failure says to fix
-    ``fn`` first.
+
+@contextlib.contextmanager
+def served(namespace, **stand_ins):
+    """While the block runs, the student's functions named here answer as ``stand_ins`` do.
+
+    A test of one answer serves every other answer it may call by a trusted
+    version, so the points of the answer under test depend on its own code
+    alone: a mistake elsewhere can neither cost it points nor earn it any.
+    ``namespace`` is the test cell's ``globals()``. In a Jupyter kernel the
+    student's functions look their helpers up there, so the names are rebound
+    for the block. A grader that runs the student's code in another process
+    gives its namespace a ``serving`` method: the student's process then asks
+    the grader to answer each such call, and sees only the answers.
     """
-    name = getattr(fn, "__name__", "the function it uses")
+    saved = {name: namespace.get(name, _ABSENT) for name in stand_ins}
+    namespace.update(stand_ins)
+    serving = getattr(namespace, "serving", None)
     try:
-        got = _as_array(quietly(fn, *args), name)
-        if got.size > 1 and np.all(got == got.flat[0]):
-            # Anything built from a table of one number is that number again: a
-            # lazy answer would pass as "right given" it, so nothing can be checked.
-            raise AssertionError(f"{name} gives {got.flat[0]:g} everywhere")
-        return got
-    except AssertionError as error:
-        reason = str(error).removeprefix(f"{name}: ")
+        with serving(stand_ins) if serving is not None else contextlib.nullcontext():
+            yield
+    finally:
+        for name, value in saved.items():
+            if value is _ABSENT:
+                namespace.pop(name, None)
+            else:
+                namespace[name] = value
+
+
+def _matches(given, known):
+    """Are ``given`` and ``known`` the same arguments: equal numbers (no nan), same nesting?"""
+    if isinstance(known, (list, tuple)):
+        return (
+            isinstance(given, (list, tuple))
+            and len(given) == len(known)
+            and all(_matches(g, k) for g, k in zip(given, known))
+        )
+    try:
+        given, known = np.asarray(given, dtype=float), np.asarray(known, dtype=float)
+    except (TypeError, ValueError):
+        return False
+    return given.shape == known.shape and np.allclose(given, known, rtol=1e-9, atol=1e-12)
+
+
+def stand_in(name, calls=(), unknown=""):
+    """A stand-in for the student's function ``name`` that knows only the calls listed.
+
+    calls: ``(args, result)`` pairs, the answers written out: a call with
+    those arguments returns a copy of ``result``. Any other call fails with
+    ``unknown``, or a message that names the call. Visible tests use it with
+    :func:`served` to check one answer on a worked example without running
+    the student's other answers, and without giving any of them away.
+    """
+
+    def answer(*args):
+        for known, result in calls:
+            if _matches(args, known):
+                return copy.deepcopy(result)
         raise AssertionError(
-            f"{needed_by} cannot be checked until {name} works ({reason}): fix {name} first"
-        ) from None
+            unknown
+            or f"{name} was called with {_describe(args)}, which this test does not expect; "
+            f"it knows {' and '.join('(' + _describe(k) + ')' for k, _ in calls)}"
+        )
+
+    answer.__name__ = name
+    return answer
 
 
 def _heads_held(got, answers):
@@ -239,30 +283,24 @@ def _heads_cause(held, count):
     return f"head {gone} is missing and head {twice} appears twice: run every head once"
 
 
-def check_heads(got, answers, what, glue=None):
+def check_heads(got, answers, what):
     """Fail unless ``got`` holds ``answers`` side by side, in order; say which head differs.
 
     answers: the heads' answers, answer i of shape ``(T, d_i)``, in order.
     got: should be ``(T, d_1 + ... + d_h)``, answer 1 in the first columns.
-    glue: the student's own gluing function. If ``got`` is exactly what it
-    makes of ``answers``, the check passes with a note: the glue's own tests
-    mark its mistake, so it is not charged twice.
     """
     answers = [np.asarray(a, dtype=float) for a in answers]
     T, widths = answers[0].shape[0], [a.shape[1] for a in answers]
     expected = (T, sum(widths))
     got = _as_array(got, what)
     starts = np.cumsum([0, *widths])
-    if got.shape == expected and all(
-        np.allclose(got[:, s : s + a.shape[1]], a) for s, a in zip(starts, answers)
+    finite = bool(np.all(np.isfinite(got)))  # nan and inf are never an answer
+    if (
+        finite
+        and got.shape == expected
+        and all(np.allclose(got[:, s : s + a.shape[1]], a) for s, a in zip(starts, answers))
     ):
         return
-    if glue is not None:
-        glued = upstream(glue, answers, needed_by=what)
-        if glued.shape == got.shape and np.allclose(glued, got, equal_nan=True):
-            name = getattr(glue, "__name__", "glue")
-            print(f"{what} is right given your {name}, which its own tests mark")
-            return
     if got.shape == answers[0].shape and len(answers) > 1:
         for verb, combined in [("adds", sum(answers)), ("averages", sum(answers) / len(answers))]:
             if np.allclose(got, combined):

@@ -24,7 +24,7 @@ class FakeStudent:
         self.dead, self.unprotected, self.slow_names = False, [], set(slow_names)
         self.requests: list[dict] = []
 
-    def request(self, message, timeout):
+    def request(self, message, timeout, stand_ins=None):
         self.requests.append(message)
         op = message["op"]
         if op == "run":
@@ -43,7 +43,12 @@ class FakeStudent:
         if message["name"] in self.slow_names:
             raise CellTimeout()
         args = [wire.decode(a) for a in message["args"]]
-        result = self.namespace[message["name"]](*args)
+        own = {name: self.namespace.get(name) for name in stand_ins or {}}
+        self.namespace.update(stand_ins or {})  # as the student's process binds them
+        try:
+            result = self.namespace[message["name"]](*args)
+        finally:
+            self.namespace.update(own)
         return {"ok": True, "result": wire.encode(result), "args": message["args"]}
 
 
@@ -103,7 +108,7 @@ def test_student_keyboard_interrupt_is_an_error_not_a_timeout():
     nb = notebook(code("assert double(1) == 2", "test_double", 1, kind="test"))
     original = student.request
 
-    def interrupting(message, timeout):
+    def interrupting(message, timeout, stand_ins=None):
         if message["op"] == "call":
             return {"ok": False, "ename": "KeyboardInterrupt", "evalue": "", "args": []}
         return original(message, timeout)
@@ -159,3 +164,22 @@ def test_a_runaway_function_costs_one_timeout():
     (error,) = nb.cells[1].outputs
     assert error["ename"] == "RunawayError" and "not called again" in error["evalue"]
     assert nb.cells[2].outputs == []  # a test that never calls it still passes
+
+
+def test_a_test_serves_stand_ins_to_the_student_for_its_block_only():
+    """Do names a test serves reach the student's calls made in its block, and no others?"""
+    nb = notebook(
+        code("def helper(v):\n    return 100 * v", "helper", kind="answer"),
+        code("def double(v):\n    return 2 * helper(v)", "double", kind="answer"),
+        code(
+            "with globals().serving({'helper': lambda v: v}):\n"
+            "    assert double(3) == 6\n"
+            "assert double(3) == 600\nprint('ok')",
+            "test_double",
+            1,
+            kind="test",
+        ),
+    )
+    student, status, _ = run(nb, allowed=frozenset({"double", "helper"}))
+    assert status == Status.OK
+    assert nb.cells[2].outputs[-1]["text"] == "ok\n", nb.cells[2].outputs

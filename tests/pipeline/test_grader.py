@@ -6,6 +6,7 @@ reach. A local socket listens for anything a submission sends.
 """
 
 import html
+import json
 import os
 import shutil
 import signal
@@ -92,7 +93,9 @@ def test_hostile_submission(graded_class, student_id):
     if case.status != "any":
         assert row["status"] == case.status, f"{case.what}: {row}"
     honest = _score(rows["honest"])
-    if case.score == "zero":
+    if case.score == "any":
+        pass  # the status is what this case is about (or another test looks at its points)
+    elif case.score == "zero":
         assert _score(row) == 0, case.what
     elif case.score == "as_solution":
         assert _score(row) == honest, f"{case.what}: {row}"
@@ -103,21 +106,25 @@ def test_hostile_submission(graded_class, student_id):
     elif case.score == "no_more_than_baseline":
         assert _score(row) <= _score(rows[hostile.BASELINES[student_id]]), f"{case.what}: {row}"
     elif case.score == "as_baseline":
-        # What does nothing scores as the stub, in its own tests and everywhere else; an
-        # answer that uses it is checked against what it gives (error carried forward), so
-        # may score more than beside a stub, never less.
+        # What does nothing scores as the stub, in its own tests and everywhere else: an
+        # answer that uses it is checked with the reference in its place.
         baseline = rows[hostile.BASELINES[student_id]]
-        broken = student_id.removeprefix("nothing_").rsplit("_", 1)[0]
-        callers = dependencies.affected([broken], USES) - {broken}
         for test, points in row.items():
-            if not test.startswith("test_"):
-                continue
-            if notebook.answer_of(test, list(USES)) in callers:
-                assert float(points) >= float(baseline[test]), (case.what, test)
-            else:
+            if test.startswith("test_"):
                 assert points == baseline[test], (case.what, test)
     else:
         raise AssertionError(f"unknown expectation {case.score!r}")
+
+
+@pytest.mark.parametrize("student_id", sorted(hostile.ALONE))
+def test_answer_points_depend_on_its_own_code(graded_class, student_id):
+    """Does an answer keep every point when every other answer is a stub, nan or junk?"""
+    row = graded_class["rows"][student_id]
+    kept = student_id.removeprefix("alone_").rsplit("_", 1)[0]
+    own = [t for t in row if t.startswith("test_") and notebook.answer_of(t, list(USES)) == kept]
+    honest = graded_class["rows"]["honest"]
+    assert own, f"no test of {kept}"
+    assert {t: row[t] for t in own} == {t: honest[t] for t in own}, hostile.CASES[student_id].what
 
 
 def test_cheats_gain_nothing(graded_class):
@@ -140,13 +147,17 @@ def test_moved_cells_are_named(graded_class):
 
 
 def test_runaway_function_costs_only_its_own_tests(graded_class):
-    """Do answers that never call a looping function keep every point (as in stock)?"""
+    """Does a looping attention_weights cost its own tests only, as in stock?
+
+    Answers that call it (head, multi_head) are checked with the reference in
+    its place, so they keep every point too.
+    """
     row = graded_class["rows"]["runaway_attention"]
-    for answer in ("blend", "disagreement", "concat_heads", "count_params", "two_worlds"):
+    for answer in ("head", "blend", "disagreement", "concat_heads", "count_params", "multi_head"):
         earned = {k: v for k, v in row.items() if k.startswith(f"test_{answer}")}
         honest = {k: graded_class["rows"]["honest"][k] for k in earned}
         assert earned == honest, answer
-    assert row["test_attention_weights"] == "0" and row["test_multi_head"] == "0"
+    assert row["test_attention_weights"] == "0" and row["test_attention_weights_values"] == "0"
 
 
 def test_own_interrupt_is_not_a_timeout(graded_class):
@@ -266,6 +277,44 @@ def test_student_markup_is_never_live(graded_class):
     assert seen["maths"] >= 2 and "pwned" not in seen["title"]
     text = page.read_text()
     assert "Averaging forgets who said what." in text and "mathjax" not in text.lower()
+
+
+SEEN_WITH_SCRIPTS = """
+(() => {
+  const shown = %s.filter(id => !document.getElementById(id));
+  const covering = [...document.querySelectorAll('body *')].filter(el => {
+    const style = getComputedStyle(el);
+    return style.position === 'fixed' || style.backgroundImage !== 'none';
+  }).map(el => el.tagName);
+  return {title: document.title, missing: shown, covering: covering, live: %s.live};
+})()
+"""
+
+
+@pytest.mark.browser
+def test_student_maths_never_runs_with_scripts_on(graded_class, source_nb, tmp_path):
+    """With scripts on and a listener on the network, does the page of a student whose
+    maths attacks run nothing, fetch nothing, and still show every test's result?"""
+    import re
+
+    from .. import browser
+    from ..classes import Listener
+
+    listener = Listener()
+    page = tmp_path / "markup.html"
+    text = (graded_class["out"] / "feedback" / "markup.html").read_text()
+    page.write_text(re.sub(r"127\.0\.0\.1:\d+", f"127.0.0.1:{listener.port}", text))
+    tests = [notebook.grade_id(c) for c in source_nb.cells if notebook.is_test(c)]
+    try:
+        with browser.Browser() as chromium, chromium.tab() as tab:
+            tab.go(page.as_uri())
+            time.sleep(1)  # what would load or run has had its chance
+            seen = tab.run(SEEN_WITH_SCRIPTS % (json.dumps(tests), LIVE.strip()))
+    finally:
+        listener.stop()
+    assert seen["title"] != "pwned" and listener.heard == [], (seen, listener.heard)
+    assert seen["live"] == [] and seen["covering"] == [], seen
+    assert seen["missing"] == [], f"results no longer shown: {seen['missing']}"
 
 
 def test_scores_land_in_the_gradebook(graded_class):
@@ -409,8 +458,8 @@ def test_class_report_groups_the_wrong_axis(graded_class, source_nb):
 def test_class_report_names_each_mistake_by_its_answer(graded_class):
     """Is every corpus student under exactly the answers their mistake is in, never a symptom?
 
-    A mistake in attention_weights also fails tests of head where it cannot be
-    carried forward; the report folds those under attention_weights.
+    A mistake fails only its own answer's tests (others are checked with the
+    reference in its place), so each student sits under exactly that answer.
     """
     import html as html_module
     import re

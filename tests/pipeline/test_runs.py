@@ -17,7 +17,7 @@ from nbgrader.api import Gradebook
 
 from autograder.pipeline import notebook, results
 from autograder.pipeline.course import tool_environment
-from autograder.tools.nbgrader_cli import scratch_course
+from autograder.tools.nbgrader_cli import run_nbgrader, scratch_course
 
 from .. import lab
 from ..classes import tree_hash
@@ -297,3 +297,38 @@ def test_feedback_goes_back_through_nbgrader(small_class):
     assert len(released) == 2, released  # one page per student, named by nbgrader's hash
     text = released[0].read_text()
     assert "BEGIN HIDDEN TESTS" not in text and "BEGIN SOLUTION" not in text
+
+
+def test_a_rubric_change_regrades_and_every_output_agrees(small_class):
+    """One hidden test worth a point more, the release regenerated: new totals everywhere?
+
+    What grading depends on (the source's tests and points, the helper files,
+    the course config) is part of "unchanged": every student is graded again
+    without --force, and notebooks handed in from the old release are not
+    "tampered" for carrying its points.
+    """
+    course_dir, subs, base = small_class
+    out = base / "grades"
+    first = lab.grade_command(subs, course_dir, out)
+    assert first.returncode == 0, first.stderr
+    source = course_dir / lab.SOURCE
+    nb = notebook.read(source)
+    changed = next(c for c in nb.cells if notebook.grade_id(c) == "test_blend_values")
+    changed.metadata.nbgrader["points"] += 1
+    notebook.write(nb, source)
+    run_nbgrader(course_dir, "generate_assignment", lab.ASSIGNMENT.id, "--force")
+    again = lab.grade_command(subs, course_dir, out)
+    assert again.returncode == 0 and "2 to grade, 0 unchanged" in again.stderr, again.stderr
+    rows = {r["student_id"]: r for r in results.read_csv(out / "grades.csv")}
+    total = lab.AUTOGRADED + 2 + 1  # the written answer's 2, and the new point
+    for row in rows.values():
+        assert (row["status"], float(row["max_score"])) == ("ok", total), row
+        assert float(row["test_blend_values"]) == 2, row
+    exported = _nbgrader_export(course_dir)
+    for student, row in rows.items():
+        ours = tuple(float(row[k]) for k in ("raw_score", "late_penalty", "score"))
+        assert ours == exported[student], student
+        page = html.unescape((out / "feedback" / f"{student}.html").read_text())
+        assert f"/ {total:.1f}</b>" in page, student
+    assert f"/ {total:g}" in again.stdout
+    assert _to_lms(course_dir, base) == {s: exported[s][2] for s in exported}

@@ -13,7 +13,7 @@ import nbformat
 import pytest
 
 from autograder.pipeline import results
-from autograder.sandbox import Limits, Sandbox
+from autograder.sandbox import Limits, Sandbox, wire
 from autograder.sandbox.launcher import ZYGOTE
 from autograder.sandbox.student import LAB
 
@@ -131,3 +131,50 @@ def test_only_the_parts_of_etc_python_needs(student):
     listed = ast.literal_eval(text.strip())
     assert "shadow" not in listed and "ssh" not in listed and "ssl" not in listed
     assert os.path.exists("/etc/shadow")  # the host has one: the sandbox hides it
+
+
+def _call(student, name, *args, stand_ins=None):
+    message = {"op": "call", "name": name, "args": [wire.encode(a) for a in args]}
+    return student.request(message, 30, stand_ins)
+
+
+def test_stand_ins_answer_only_during_the_call_they_serve(student):
+    """Does a served name answer from the grader during one call, and the student's own after?"""
+    _run(
+        student,
+        "def helper(v):\n    return v * 100\n"
+        "kept = []\n"
+        "def answer(v):\n    kept.append(helper)\n    return helper(v) + 1\n"
+        "def again(v):\n    return kept[0](v)\n",
+    )
+    seen = []
+
+    def reference(v):  # runs here, in the grader's process
+        seen.append(v)
+        return v * 2
+
+    served = _call(student, "answer", 5, stand_ins={"helper": reference})
+    assert (served["ok"], wire.decode(served["result"]), seen) == (True, 11, [5])
+    own = _call(student, "answer", 5)
+    assert wire.decode(own["result"]) == 501  # the student's own helper again
+    later = _call(student, "again", 5)  # the stand-in, kept and called outside its check
+    assert not later["ok"] and "not served" in later["evalue"], later
+    assert seen == [5]
+
+
+def test_stand_in_calls_are_bounded_and_errors_are_data(student):
+    """Are a stand-in's errors and oversized arguments the student's to see, never the grader's?"""
+    _run(
+        student,
+        "import numpy as np\n"
+        "def big(v):\n    return helper(np.zeros(2**18))\n"
+        "def fails(v):\n    return helper(v)\n",
+    )
+
+    def refuse(v):
+        raise AssertionError("helper refuses")
+
+    too_big = _call(student, "big", 1, stand_ins={"helper": len})
+    assert not too_big["ok"] and "bytes" in too_big["evalue"], too_big
+    refused = _call(student, "fails", 1, stand_ins={"helper": refuse})
+    assert (refused["ename"], refused["evalue"]) == ("AssertionError", "helper refuses")

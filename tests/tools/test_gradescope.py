@@ -19,6 +19,7 @@ import nbformat
 import pytest
 
 from autograder.pipeline import notebook, results
+from autograder.sandbox.launcher import RUN_UIDS
 
 from .. import lab as course
 
@@ -193,6 +194,88 @@ if os.fork() == 0:
     os._exit(0)
 """,
 }
+# Read before grades are published, through a visible test's output (LEAK raises it).
+LEAKS = {
+    "read_metadata": """
+try:
+    seen = open(ROOT + "/submission_metadata.json").read()
+except OSError as why:
+    seen = f"cannot read: {why}"
+""",
+    "keep_hidden_inputs": """
+seen = []
+def attention_weights(x, W_q, W_k):
+    seen.append(np.shape(x))  # every test's input, the hidden ones too
+    T = len(x)
+    return np.tril(np.ones((T, T))) / np.arange(1, T + 1)[:, None]
+""",
+}
+LEAK = "def batched_heads(x, W_q, W_k, W_v, n_heads):\n    raise ValueError(f'LEAKED {seen}')"
+SECRET = "PREVIOUS-RESULTS-WITH-HIDDEN-TESTS"  # what Gradescope's metadata holds
+
+
+@pytest.mark.parametrize("leak", sorted(LEAKS))
+def test_visible_outputs_hold_nothing_hidden(container, unpacked, tmp_path, leak):
+    """Can a visible test's output show earlier results or a hidden test's inputs? It must not."""
+    name, _ = container
+    source, _ = unpacked
+
+    def build(root):
+        (root / "submission_metadata.json").write_text(
+            json.dumps({"previous_submissions": [{"results": {"output": SECRET}}]})
+        )
+        release = notebook.read(course.ROOT / course.RELEASE)
+        code = f"ROOT = {str(root)!r}\n" + LEAKS[leak]
+        answers = {"attention_weights": code, "batched_heads": LEAK}
+        return nbformat.writes(notebook.fill(release, answers)).encode()
+
+    _, results = _run_in(name, source, tmp_path, {course.NOTEBOOK: build})
+    shown = [t["output"] for t in results["tests"] if t["visibility"] == "visible"]
+    leaked = next(text for text in shown if "LEAKED" in text)  # the leak ran, and showed
+    assert SECRET not in json.dumps([shown, results["output"]]), leaked
+    assert "(7, 5)" not in leaked, leaked  # the hidden test of attention_weights's input
+
+
+def test_honest_work_scores_the_same_without_namespaces(
+    graded_corpus, release_nb, solution_nb, entries, tmp_path
+):
+    """The corpus's correct answers, graded where namespaces are refused: the batch grader's scores?"""
+    from autograder.tools import corpus
+
+    correct = {n: e for n, e in entries.items() if not e.loses}
+    submissions = tmp_path / "subs"
+    for name, nb in corpus.build(correct, release_nb, solution_nb).items():
+        path = submissions / course.submission_path(name.replace("/", "--"))
+        path.parent.mkdir(parents=True)
+        path.write_text(nbformat.writes(nb))
+    grade = [sys.executable, "-m", "autograder", "grade", str(submissions), "--out",
+             str(tmp_path / "out"), "--dry-run"]  # fmt: skip
+    wrapped = f"import os, sys; from autograder.sandbox import syscalls; syscalls.install(); os.execv(sys.executable, {grade!r})"
+    done = subprocess.run(
+        [sys.executable, "-c", wrapped], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr
+    assert "namespaces" in done.stderr + done.stdout  # it really ran without them
+    rows = {r["student_id"]: r for r in results.read_csv(tmp_path / "out" / "grades.csv")}
+    for name in correct:
+        row = rows[name.replace("/", "--")]
+        assert (row["status"], float(row["score"])) == ("ok", graded_corpus[name].score), name
+
+
+def test_honest_work_scores_the_same_in_every_container(
+    container, unpacked, tmp_path, graded_corpus, release_nb, solution_nb, entries
+):
+    """On Gradescope, in each container, does a correct notebook get the batch grader's score?"""
+    from autograder.tools import corpus
+
+    name, _ = container
+    source, _ = unpacked
+    built = corpus.build({"correct/loops": entries["correct/loops"]}, release_nb, solution_nb)
+    data = nbformat.writes(built["correct/loops"]).encode()
+    _, found = _run_in(name, source, tmp_path, {course.NOTEBOOK: data})
+    assert found["score"] == graded_corpus["correct/loops"].score, found["output"]
+
+
 NO_NAMESPACES = (
     "import os, sys; from autograder.sandbox import syscalls; syscalls.install(); "
     "os.execv('/bin/bash', ['bash', sys.argv[1]])"
@@ -248,8 +331,9 @@ def test_an_attack_scores_no_more_than_a_blank(container, unpacked, tmp_path, at
     if name == "docker":
         log = results["tests"][-1]["output"]
         assert "because: " in log and "runs as nobody" in log  # the real reason, to instructors
-    listing = subprocess.run(["ps", "-eo", "user,args"], capture_output=True, text=True).stdout
-    assert not [line for line in listing.splitlines() if line.startswith("nobody")], listing
+    listing = subprocess.run(["ps", "-eo", "uid=,args="], capture_output=True, text=True).stdout
+    students = [line for line in listing.splitlines() if int(line.split()[0]) >= RUN_UIDS]
+    assert not students, listing
 
 
 def test_a_link_to_the_source_is_refused(container, unpacked, tmp_path):
@@ -274,3 +358,21 @@ def test_the_bundle_holds_no_solution(unpacked, source_nb, release_nb):
         c.source for c in source_nb.cells if notebook.is_test(c)
     ]
     assert "BEGIN SOLUTION" not in (source / "course" / course.SOURCE).read_text()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can start a process as another user")
+def test_the_runner_kills_nothing_it_did_not_start(unpacked, tmp_path):
+    """Does run_autograder, as root, leave alone a process of nobody's that another run owns?"""
+    source, _ = unpacked
+    nobody = 65534
+    other = subprocess.Popen(
+        ["sleep", "120"], user=nobody, group=nobody, stdin=subprocess.DEVNULL
+    )  # another grader's student, or a service of the host
+    try:
+        solved = (course.ROOT / course.SOLUTION).read_bytes()
+        _, results = _run_in("plain", source, tmp_path, {course.NOTEBOOK: solved})
+        assert results["score"] > 0
+        assert other.poll() is None, "run_autograder killed a process it did not start"
+    finally:
+        other.kill()
+        other.wait()

@@ -1,0 +1,147 @@
+"""Does a student's process killed from outside the grader never become that student's grade?
+
+The host's out-of-memory killer, an operator or another grader's clean-up can
+kill a sandboxed process. The grader tells such a death from one the student
+caused, grades the notebook again at once, and where it still cannot, writes
+``grader_error``: graded again on the next run, never a score.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder.pipeline import results
+from autograder.sandbox.launcher import ZYGOTE
+
+from .. import lab as course
+
+pytestmark = pytest.mark.slow
+
+
+def _descends_from(pid: int, ancestor: int) -> bool:
+    while pid > 1:
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            return False
+        pid = int(next(line.split()[1] for line in status.splitlines() if line.startswith("PPid")))
+        if pid == ancestor:
+            return True
+    return False
+
+
+def sandboxed_of(run_pid: int) -> tuple[list[int], list[int]]:
+    """``(students, sandbox)``: a grading run's student processes, and those that hold them.
+
+    Students are pid 1 of their own namespace; the sandbox is bubblewrap, the
+    zygote and each student's watcher. Both are only ever killed from outside.
+    """
+    students, sandbox = [], []
+    for entry in Path("/proc").iterdir():
+        try:
+            command = (entry / "cmdline").read_bytes()
+            status = (entry / "status").read_text()
+        except (OSError, ValueError):
+            continue
+        if ZYGOTE.encode() not in command or not _descends_from(int(entry.name), run_pid):
+            continue
+        nspid = next(line.split()[1:] for line in status.splitlines() if line.startswith("NSpid"))
+        student = nspid[-1] == "1" and not command.startswith(b"bwrap")
+        (students if student else sandbox).append(int(entry.name))
+    return sorted(students), sorted(sandbox)
+
+
+class Killer(threading.Thread):
+    """Kills a run's processes from outside, ``times`` times, ``every`` seconds apart.
+
+    Every third kill takes part of the sandbox (bubblewrap, the zygote, a watcher),
+    the others the newest student process.
+    """
+
+    def __init__(self, run_pid: int, times: int, every: float) -> None:
+        super().__init__(daemon=True)
+        self.run_pid, self.times, self.every = run_pid, times, every
+        self.killed: list[int] = []
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while len(self.killed) < self.times and not self.done.is_set():
+            students, sandbox = sandboxed_of(self.run_pid)
+            targets = sandbox if len(self.killed) % 3 == 2 else students
+            fresh = [p for p in targets if p not in self.killed]
+            if not fresh:
+                time.sleep(0.02)
+                continue
+            try:  # as the host's out-of-memory killer or an operator would
+                os.kill(fresh[-1], signal.SIGKILL)
+                self.killed.append(fresh[-1])
+            except ProcessLookupError:
+                pass
+            time.sleep(self.every)
+
+
+def _rows(out: Path) -> dict[str, dict]:
+    """``{student: row}`` of a run's CSV, the id left out of the row (runs name them apart)."""
+    rows = results.read_csv(out / "grades.csv")
+    return {row.pop("student_id"): row for row in rows}
+
+
+@pytest.fixture(scope="module")
+def undisturbed(graded_samples):
+    """The sample class's rows, by sample name, graded with nothing in the way."""
+    by_id = _rows(graded_samples["out"])
+    return {name: by_id[student_id] for name, student_id in graded_samples["ids"].items()}
+
+
+def _start(course_dir: Path, out: Path) -> subprocess.Popen:
+    command = [
+        sys.executable, "-m", "autograder", "grade", str(course.ROOT / course.SAMPLE_CLASS),
+        "--course", str(course_dir), "--out", str(out), "--jobs", "2",
+    ]  # fmt: skip
+    return subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+
+
+def test_outside_kills_never_become_grades(undisturbed, course_template, tmp_path):
+    """Killed from outside at several moments, then rerun once: every grade as undisturbed?"""
+    busy, out = course.copy_course(course_template, tmp_path / "busy"), tmp_path / "out"
+    grader = _start(busy, out)
+    killer = Killer(grader.pid, times=8, every=0.3)
+    killer.start()
+    _, stderr = grader.communicate(timeout=600)
+    killer.done.set()
+    killer.join()
+    assert grader.returncode == 0, stderr
+    assert len(killer.killed) >= 3, "the run ended before the kills: nothing was tested"
+    disturbed = _rows(out)
+    for student, row in disturbed.items():
+        assert row["status"] in ("ok", "grader_error"), (student, row)
+        if row["status"] == "ok":
+            assert row == undisturbed[student], student
+
+    again = course.grade_command(course.ROOT / course.SAMPLE_CLASS, busy, out)
+    assert again.returncode == 0, again.stderr
+    assert _rows(out) == undisturbed
+
+
+def test_a_grader_killed_outright_changes_nothing_after_a_rerun(
+    undisturbed, course_template, tmp_path
+):
+    """kill -9 of the whole grader mid-run, its students with it: one rerun, as undisturbed?"""
+    busy, out = course.copy_course(course_template, tmp_path / "busy"), tmp_path / "out"
+    grader = _start(busy, out)
+    deadline = time.monotonic() + 300
+    while not list((out / ".state").glob("*.json")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(grader.pid, signal.SIGKILL)  # main process and workers at once
+    grader.communicate(timeout=60)
+    again = course.grade_command(course.ROOT / course.SAMPLE_CLASS, busy, out)
+    assert again.returncode == 0, again.stderr
+    assert _rows(out) == undisturbed
