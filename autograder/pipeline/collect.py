@@ -40,6 +40,7 @@ import hashlib
 import logging
 import os
 import re
+import stat
 import zipfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -147,6 +148,7 @@ class Submission:
     lms_id: str = ""  # the LMS's own id of the student (Canvas user id, Moodle participant)
     name: str = ""  # the student's name as the LMS gave it, for people to read
     renamed: dict[str, str] = field(default_factory=dict)  # notebook -> the file graded as it
+    notes: list[str] = field(default_factory=list)  # what was wrong beside the notebooks
 
     @property
     def sha256(self) -> str:
@@ -285,14 +287,44 @@ def _inside(path: Path, root: Path) -> bool:
     return False
 
 
-def _timestamp(folder: Path) -> datetime | None:
-    stamp = folder / "timestamp.txt"
-    if not stamp.is_file():
-        return None
+#: bytes a file handed in beside a notebook may hold (nbgrader's timestamp.txt holds ~30)
+MAX_SIDE_FILE = 4096
+
+
+def read_bounded(path: Path, limit: int = MAX_SIDE_FILE) -> bytes | None:
+    """At most ``limit`` bytes of the regular file ``path``, never through a link.
+
+    None when it holds more, is no regular file, or cannot be read: a student
+    owns the files beside their notebook in nbgrader's exchange, so none is
+    read whole before its size is known.
+    """
     try:
-        return datetime.fromisoformat(stamp.read_text().strip()[:26])
-    except ValueError:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
         return None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(limit + 1)
+    return data if len(data) <= limit else None
+
+
+def _timestamp(folder: Path) -> tuple[datetime | None, str]:
+    """When nbgrader says the work was handed in, and what was wrong with its file ("" if fine)."""
+    stamp = folder / "timestamp.txt"
+    if not stamp.exists() and not stamp.is_symlink():
+        return None, ""
+    data = read_bounded(stamp)
+    if data is None:
+        why = (
+            f"timestamp.txt is not a file of at most {MAX_SIDE_FILE:,} bytes: no hand-in time read"
+        )
+        return None, why
+    try:
+        return datetime.fromisoformat(data.decode().strip()[:26]), ""
+    except (UnicodeDecodeError, ValueError):
+        return None, "timestamp.txt holds no time: no hand-in time read"
 
 
 def _assignment_folders(root: Path, assignment: Assignment) -> list[Path]:
@@ -385,11 +417,21 @@ def from_nbgrader_layout(folder: Path, assignment: Assignment) -> list[Submissio
             else:
                 files.add(notebook, FileRef(str(path)), data)
             newest = max(newest, path.stat().st_mtime)
-        stamp = _timestamp(work)
+        stamp, wrong = _timestamp(work)
         modified = stamp or datetime.fromtimestamp(newest)
         origin = str(work.relative_to(root))
         found.append(
-            Submission(student.name, files, origin, modified, 0, unreadable, stamp, renamed=renamed)
+            Submission(
+                student.name,
+                files,
+                origin,
+                modified,
+                0,
+                unreadable,
+                stamp,
+                renamed=renamed,
+                notes=[wrong] if wrong else [],
+            )  # fmt: skip
         )
     if found:
         _named_notebooks(root, graded)

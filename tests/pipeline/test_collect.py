@@ -289,3 +289,25 @@ def test_a_renamed_notebook_alone_is_graded_as_the_notebook(tmp_path):
     assert found["ada"].files[course.NOTEBOOK] == b"mine"
     assert found["ada"].renamed == {course.NOTEBOOK: "multi_head-Copy1.ipynb"}
     assert course.NOTEBOOK not in found["ben"].files  # two candidates: which one is not guessed
+
+
+def test_files_beside_the_notebook_are_read_with_a_bound(tmp_path):
+    """A 400 MiB timestamp.txt (sparse, no disk): read no further than its bound, and named?"""
+    import tracemalloc
+
+    _touch(tmp_path / course.submission_path("ada"))
+    _touch(tmp_path / course.submission_path("ben"))
+    stamp = tmp_path / "ben" / course.ASSIGNMENT.id / "timestamp.txt"
+    with open(stamp, "wb") as handle:
+        handle.truncate(400 * 2**20)
+    (tmp_path / "ada" / course.ASSIGNMENT.id / "timestamp.txt").write_text(
+        "2026-11-02 12:00:00.000000"
+    )
+    tracemalloc.start()
+    found = {s.student_id: s for s in collect.collect(tmp_path, course.ASSIGNMENT)}
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 8 * 2**20, f"{peak / 2**20:.0f} MiB held to read two folders"
+    assert found["ben"].timestamp is None and "timestamp.txt" in found["ben"].notes[0]
+    assert found["ada"].timestamp.day == 2 and found["ada"].notes == []
+    assert collect.read_bounded(stamp) is None and collect.read_bounded(tmp_path) is None

@@ -22,6 +22,7 @@ import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 
 from .. import internals
+from ..collect import read_bounded
 from ..course import Assignment
 
 if TYPE_CHECKING:
@@ -123,8 +124,9 @@ class Recorder:
         handed_in = a.folder("submitted_directory", student_id)
         graded = a.folder("autograded_directory", student_id)
         for name in ("timestamp.txt", "submission_secret.txt"):
-            if (handed_in / name).is_file() and not (handed_in / name).is_symlink():
-                write_atomic(graded / name, (handed_in / name).read_bytes())
+            data = read_bounded(handed_in / name)  # the student's own files: never read whole
+            if data is not None:
+                write_atomic(graded / name, data)
         if not (graded / "timestamp.txt").is_file():
             stamp = timestamp or datetime.now(UTC)
             write_atomic(graded / "timestamp.txt", stamp.isoformat(sep=" "))
