@@ -41,6 +41,8 @@ network, resource limits (see :mod:`autograder.sandbox.launcher`).
 
 import sys
 
+__version__ = "0.2.0"  #: the engine's own version, apart from any course it grades
+
 # nbformat validates notebooks with jsonschema, which on import builds a parser
 # for IRI strings from the optional ``rfc3987-syntax`` package (installed with
 # Jupyter). That takes over a second, in every process that validates a

@@ -9,7 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from autograder.pipeline.course import CONFIG_FILES, ROOT, find_assignment
+from autograder.pipeline.course import CONFIG_FILES, find_assignment
+
+ROOT = Path(__file__).resolve().parents[1]  # this repository: the course the tests check
 
 ASSIGNMENT = find_assignment(ROOT)
 NOTEBOOK = ASSIGNMENT.notebooks[0]

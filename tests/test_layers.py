@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.pipeline.course import ROOT
-
 from . import lab
+from .lab import ROOT
 
 PACKAGE = ROOT / "autograder"
 LAYERS = {"log": -1, "sandbox": 0, "pipeline": 1, "tools": 2}  # the package's own top level: 3

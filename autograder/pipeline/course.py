@@ -22,8 +22,29 @@ from traitlets.config.loader import PyFileConfigLoader
 
 from .errors import UserError
 
-ROOT = Path(__file__).resolve().parents[2]  #: this repository: the default course
 CONFIG_FILES = ("nbgrader_config.py", "course_config.py")  #: what nbgrader reads in a course
+
+
+def config_files(root: Path | str) -> list[str]:
+    """The names of :data:`CONFIG_FILES` the course at ``root`` has (nbgrader_config.py always)."""
+    return [name for name in CONFIG_FILES if (Path(root) / name).is_file()]
+
+
+def discover(start: Path | str | None = None) -> Path:
+    """The course a command run in ``start`` (the working folder) means.
+
+    ``start`` or the nearest folder above it with an ``nbgrader_config.py``, as
+    git finds a repository: the engine never assumes where it is installed.
+    UserError when there is none.
+    """
+    here = Path(start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "nbgrader_config.py").is_file():
+            return folder
+    raise UserError(
+        f"no nbgrader course in {here} or above (no nbgrader_config.py): "
+        "run the command in a course folder, or pass --course"
+    )
 
 
 def load_config(root: Path) -> Config:
@@ -143,9 +164,10 @@ def assignment_ids(root: Path, config: Config) -> list[str]:
 def find_assignment(root: Path | str | None = None, assignment_id: str | None = None) -> Assignment:
     """The assignment ``assignment_id`` of the course at ``root``, or its only one.
 
+    root: the course folder; None: the one the working folder is in (:func:`discover`).
     Raises UserError naming the choices when the id is missing or unknown.
     """
-    root = Path(root or ROOT).resolve()
+    root = Path(root).resolve() if root else discover()
     config = load_config(root)
     known = assignment_ids(root, config)
     if assignment_id is None:

@@ -4,7 +4,7 @@ A page opens with a summary a student reads at a glance (:func:`summary`: each
 answer's points, its failing tests with what they check and their messages,
 "not attempted" for a stub, "awaiting a TA" or "graded by a TA" for a written
 answer), then shows the executed notebooks (an assignment's notebooks one after
-another). The ``lab_feedback`` template extends nbgrader's feedback template.
+another). The ``feedback_page`` template extends nbgrader's feedback template.
 The notebooks go through ``GenerateFeedback``'s
 preprocessors as the course configures them (``ClearHiddenTests`` removes
 hidden tests' code; their messages stay). Scores come from the grading that
@@ -79,7 +79,7 @@ class KnownGrades(NbGraderPreprocessor):
         return nb, resources
 
 
-TEMPLATES = Path(__file__).parent / "templates"  #: lab_feedback: the summary, then the cells
+TEMPLATES = Path(__file__).parent / "templates"  #: feedback_page: the summary, then the cells
 NOT_ATTEMPTED_MARKDOWN = "YOUR ANSWER HERE"  #: nbgrader's stub for a written answer
 
 
@@ -133,7 +133,7 @@ def summary(
     notebooks: ``{name: executed notebook or None}``; points: ``{column: points}``
     (None: a TA has not graded it yet); stubs: ``{name: {answer id: release text}}``.
     Returns ``(answers, cells)``: one dict per answer, in notebook order (see the
-    ``lab_feedback`` template for the keys), and ``{column or answer id: what a
+    ``feedback_page`` template for the keys), and ``{column or answer id: what a
     cell's heading says}``.
     """
     answers: list[dict[str, Any]] = []
@@ -230,12 +230,12 @@ class Renderer:
             for name in assignment.notebooks
         }
         template = internals.feedback_template(config)
-        template.HTMLExporter.template_name = "lab_feedback"
+        template.HTMLExporter.template_name = "feedback_page"
         template.HTMLExporter.extra_template_basedirs = [
             str(TEMPLATES),
             *template.HTMLExporter.extra_template_basedirs,
         ]
-        # So that lab_feedback can extend nbgrader's by name, 'feedback/index.html.j2'.
+        # So that feedback_page can extend nbgrader's by name, 'feedback/index.html.j2'.
         template.HTMLExporter.extra_template_paths = [
             *template.HTMLExporter.extra_template_paths,
             *template.HTMLExporter.extra_template_basedirs,

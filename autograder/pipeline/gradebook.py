@@ -13,7 +13,7 @@ import hashlib
 from pathlib import Path
 
 from . import internals, results
-from .course import CONFIG_FILES, Assignment, course_directory
+from .course import Assignment, config_files, course_directory
 
 
 def ensure_gradebook(assignment: Assignment, db_url: str | None = None) -> str:
@@ -57,7 +57,7 @@ def sources_hash(assignment: Assignment) -> str:
         for p in assignment.source_dir.rglob("*")
         if p.is_file() and not any(part.startswith((".", "__pycache__")) for part in p.parts)
     )
-    files += [assignment.root / name for name in CONFIG_FILES]
+    files += [assignment.root / name for name in config_files(assignment.root)]
     for path in files:
         digest.update(str(path.relative_to(assignment.root)).encode() + b"\0")
         digest.update(path.read_bytes())

@@ -32,7 +32,7 @@ import jinja2
 from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 
 from ..pipeline import notebook
-from ..pipeline.course import ROOT, Assignment, find_assignment
+from ..pipeline.course import Assignment, find_assignment
 from . import self_check
 from .corpus import CORPUS, load_corpus
 from .nbgrader_cli import run_nbgrader, scratch_course
@@ -193,7 +193,7 @@ def generate(assignment: Assignment, out: Path) -> None:
             notebook.write(nb, target / assignment.submission_path(student_id, name))
 
 
-def main(*, assignment: str | None = None, course: Path | str = ROOT) -> int:
+def main(*, assignment: str | None = None, course: Path | str | None = None) -> int:
     """Regenerate the assignment's generated files in place."""
     chosen = find_assignment(course, assignment)
     generate(chosen, chosen.root)

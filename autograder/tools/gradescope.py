@@ -45,7 +45,7 @@ import nbformat
 
 from ..pipeline import execute, notebook
 from ..pipeline import grade as grading
-from ..pipeline.course import CONFIG_FILES, Assignment, find_assignment
+from ..pipeline.course import Assignment, config_files, find_assignment
 from ..sandbox.launcher import kill_user, run_uid
 
 _log = logging.getLogger(__name__)
@@ -114,7 +114,7 @@ def build(
             info = zipfile.ZipInfo(name)
             info.external_attr = 0o755 << 16  # executable, as Gradescope runs them
             archive.writestr(info, text)
-        for name in (*CONFIG_FILES, *PACKAGE_FILES):
+        for name in (*config_files(root), *PACKAGE_FILES):
             archive.write(root / name, f"course/{name}")
         package = Path(__file__).resolve().parents[1]
         for path in sorted(package.rglob("*")):
@@ -367,7 +367,7 @@ def visible_only(chosen: Assignment, scratch: Path) -> Assignment:
     a hidden test knows.
     """
     root = scratch / "visible-course"
-    for name in CONFIG_FILES:
+    for name in config_files(chosen.root):
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(chosen.root / name, root / name)
     for folder in (chosen.source_dir, chosen.release_dir):
@@ -406,7 +406,7 @@ class VisibleRun:
 
     @property
     def pid(self) -> int:
-        """The process's pid (its students run as :func:`run_uid` of it)."""
+        """Its pid: its students run as :func:`~autograder.sandbox.launcher.run_uid` of it."""
         assert self._process.pid is not None
         return self._process.pid
 

@@ -10,32 +10,45 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
-from ..pipeline.course import CONFIG_FILES, course_directory, load_config, tool_environment
+from ..pipeline.course import config_files, course_directory, load_config, tool_environment
 
 
 class NbgraderError(RuntimeError):
     """A stock nbgrader command failed on the whole course (not one student's notebook)."""
 
 
-def run_nbgrader(course_dir: Path, *args: str) -> None:
-    """Run ``nbgrader ARGS`` in ``course_dir`` with its config; NbgraderError on failure."""
-    result = subprocess.run(
+def run_nbgrader(
+    course_dir: Path, *args: str, on_line: Callable[[str], None] | None = None
+) -> None:
+    """Run ``nbgrader ARGS`` in ``course_dir`` with its config; NbgraderError on failure.
+
+    on_line: called with each line nbgrader logs, as it logs it (for progress).
+    """
+    process = subprocess.Popen(
         [sys.executable, "-m", "nbgrader", *args],
         cwd=course_dir,
         env=tool_environment(),
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
         text=True,
     )
-    if result.returncode != 0:
-        raise NbgraderError(f"nbgrader {' '.join(args)} failed:\n{result.stdout}{result.stderr}")
+    assert process.stdout is not None
+    said = []
+    for line in process.stdout:
+        said.append(line)
+        if on_line is not None:
+            on_line(line)
+    if process.wait() != 0:
+        raise NbgraderError(f"nbgrader {' '.join(args)} failed:\n{''.join(said)}")
 
 
 def scratch_course(root: Path, into: Path, release: bool = False) -> Path:
     """Copy the course's config and source (and release) folders from ``root`` into ``into``."""
     into.mkdir(parents=True, exist_ok=True)
-    for name in CONFIG_FILES:
+    for name in config_files(root):
         shutil.copy(root / name, into / name)
     coursedir = course_directory(root, load_config(root))
     folders = [coursedir.source_directory] + ([coursedir.release_directory] if release else [])

@@ -9,8 +9,8 @@ Restart & Run All* would, then lists every answer as
 - ``not attempted``: the cell still holds its stub;
 - ``missing``: the answer cell is gone (restore it from a fresh copy).
 
-A cell that is neither an answer nor a test failing (the setup cell, when
-matplotlib is missing or ``lab_checks.py`` is not beside the notebook) is named
+A cell that is neither an answer nor a test failing (the setup cell, when a
+package is missing or a helper module is not beside the notebook) is named
 first, with its cause and the fix: every answer after it fails because of it.
 A notebook renamed by Jupyter (``hw1-Copy1.ipynb``), the only one in the
 folder, is checked with a reminder to keep the name.
