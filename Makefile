@@ -13,9 +13,12 @@ help:
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml constraints.txt
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet --constraint constraints.txt --editable '.[test]'
+	@echo "setting up $(VENV) (pip's own words go to $(VENV)/setup.log)"
+	@$(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install --quiet --upgrade pip > $(VENV)/setup.log 2>&1 \
+		|| { cat $(VENV)/setup.log; exit 1; }
+	@$(PY) -m pip install --quiet --constraint constraints.txt --editable '.[test]' \
+		>> $(VENV)/setup.log 2>&1 || { cat $(VENV)/setup.log; exit 1; }
 	@# The grader sandboxes student code with bubblewrap; the tests look at pages in
 	@# Chromium. Install what is missing where we can (as root, with apt).
 	@missing=""; command -v bwrap >/dev/null 2>&1 || missing="bubblewrap"; \
@@ -23,13 +26,15 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; } \
+				>> $(VENV)/setup.log 2>&1 || { cat $(VENV)/setup.log; exit 1; }; \
 		else echo "WARNING: install$$missing (apt-get install$$missing): bubblewrap sandboxes student code, chromium runs the page tests"; fi; \
 	fi
 	@# JupyterHub's proxy, from npm, beside the environment (hub/jupyterhub_config.py finds it).
-	mkdir -p $(VENV)/node && cd $(VENV)/node && \
-		npm install --silent --no-audit --no-fund configurable-http-proxy@5.3.0
-	touch $@
+	@mkdir -p $(VENV)/node && cd $(VENV)/node && \
+		npm install --silent --no-audit --no-fund configurable-http-proxy@5.3.0 \
+		>> ../setup.log 2>&1 || { cat ../setup.log; exit 1; }
+	@touch $@
 
 ## Start the course's JupyterHub on 127.0.0.1:8000, as root (students log in as Linux users).
 hub: setup

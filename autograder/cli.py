@@ -14,6 +14,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from . import __version__
 from .pipeline import grade
 from .pipeline.errors import UserError
 from .tools import check, corpus, export, generate, gradescope, self_check
@@ -26,7 +27,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
         "--assignment", help="an assignment folder under source/ (default: the only one)"
     )
     parser.add_argument(
-        "--course", default=None, help="the nbgrader course folder (default: this repository)"
+        "--course",
+        default=None,
+        help="the nbgrader course folder (default: the one the working folder is in)",
     )
 
 
@@ -53,6 +56,12 @@ def _grade_parser(commands: Any) -> None:
     )
     parser.add_argument("--out", default="grades", help="where grades.csv and feedback/ go")
     parser.add_argument("--force", action="store_true", help="regrade unchanged submissions too")
+    parser.add_argument(
+        "--student",
+        action="append",
+        metavar="ID",
+        help="grade only this student of SUBMISSIONS (repeatable); every other row stays",
+    )
     parser.add_argument(
         "--dry-run",
         action="store_true",
@@ -90,6 +99,11 @@ def _export_parsers(commands: Any) -> None:
         "--column", help="the assignment's column (default: the only one, or the one naming it)"
     )
     to_canvas.add_argument("--out", default="grades/canvas.csv", help="the CSV to import")
+    to_canvas.add_argument(
+        "--final",
+        action="store_true",
+        help="write nothing while a grade is not final (a written answer for a TA, a row not ok)",
+    )
     _common(to_canvas)
     to_canvas.set_defaults(run=export.canvas, positional=[], drop=["lms"])
     to_moodle = kinds.add_parser(
@@ -105,6 +119,11 @@ def _export_parsers(commands: Any) -> None:
         action="store_true",
         help="also match rows by full name or e-mail (each such match is listed)",
     )
+    to_moodle.add_argument(
+        "--final",
+        action="store_true",
+        help="write nothing while a grade is not final (a written answer for a TA, a row not ok)",
+    )
     _common(to_moodle)
     to_moodle.set_defaults(run=export.moodle, positional=[], drop=["lms"])
 
@@ -115,6 +134,7 @@ def parser() -> argparse.ArgumentParser:
         prog="python -m autograder",
         description="Grade, self-check and regenerate an nbgrader course's assignments.",
     )
+    top.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = top.add_subparsers(dest="command", required=True)
     _grade_parser(commands)
     checking = commands.add_parser(

@@ -132,6 +132,10 @@ def _grade_runaway(assignment: Assignment, nb: Any, scratch: Path) -> stock.Stoc
     ]
 
 
+def _said(key: str, started: int, total: int) -> None:
+    print(f"stock nbgrader: {started} of {total}, {key}", flush=True)
+
+
 def write(assignment: Assignment, jobs: int = 2) -> dict[str, stock.StockResult]:
     """Grade everything with stock nbgrader and record it; ``{key: StockResult}``."""
     import tempfile
@@ -142,7 +146,7 @@ def write(assignment: Assignment, jobs: int = 2) -> dict[str, stock.StockResult]
         # The runaway spends most of its time waiting on its time limit: beside the rest.
         with ThreadPoolExecutor(1) as pool:
             looping = pool.submit(_grade_runaway, assignment, runaway, Path(scratch) / "c")
-            results = stock.autograde(built, jobs=jobs, assignment=assignment)
+            results = stock.autograde(built, jobs=jobs, assignment=assignment, progress=_said)
             results[RUNAWAY_KEY] = looping.result()
     built[RUNAWAY_KEY] = runaway
     data = {

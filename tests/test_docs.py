@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from autograder import cli
+from autograder.pipeline import notebook
 
 from . import lab as course
 
@@ -72,7 +73,7 @@ def test_every_command_in_the_docs_parses(page, line):
     words = shlex.split(line)
     if words[:3] == ["python", "-m", "autograder"] and len(words) <= 4:
         # the program or a command named in a sentence: it must exist
-        assert words[3:] == [] or words[3] in _subcommands(), line
+        assert words[3:] in ([], ["--version"]) or words[3] in _subcommands(), line
     elif words[:3] == ["python", "-m", "autograder"] and not PLACEHOLDERS.search(line):
         try:
             cli.parser().parse_args(words[3:])
@@ -105,6 +106,16 @@ def test_corpus_counts_are_stated_truly(entries):
     mistakes = len(entries) - correct
     text = (DOCS / "instructors.md").read_text() + (DOCS / "corpus.md").read_text()
     assert f"{correct} correct styles and {mistakes} realistic mistakes" in text
+
+
+def test_gradescope_points_are_stated_truly(source_nb):
+    """Is the Gradescope assignment's worth, as the docs state it, what results.json counts?"""
+    meta = [notebook.nbgrader_meta(c) for c in source_nb.cells]
+    autograded = sum(m.get("points", 0) for m in meta if m.get("grade") and not m.get("solution"))
+    written = sum(m.get("points", 0) for m in meta if m.get("grade") and m.get("solution"))
+    total = autograded + written
+    stated = f"({autograded:g} here: the {total:g} less the written answer's {written:g})"
+    assert stated in (DOCS / "exports.md").read_text(), stated
 
 
 def test_sample_class_size_is_stated_truly():

@@ -119,6 +119,8 @@ def _pending(
     return unchanged, todo
 
 
+#: in the course folder: what the gradebook last recorded of each student, per assignment
+LEDGER = ".autograder"
 WALL = 300.0  #: seconds per notebook, unless the run says otherwise
 MEMORY = 2048  #: MiB per student's process, unless the run says otherwise
 
@@ -135,7 +137,9 @@ class Request:
     sandbox: run student code in bubblewrap; dry_run: grade into ``out`` only,
     the course's gradebook and folders untouched; scheduler: a Dask
     scheduler's address, whose workers grade instead of ``jobs`` local
-    processes (this process still records everything).
+    processes (this process still records everything); students: grade only
+    these students of ``submissions``, every other row, page and gradebook
+    entry in ``out`` left as it was (empty: the whole class).
     """
 
     submissions: Path
@@ -150,6 +154,7 @@ class Request:
     sandbox: bool = True
     dry_run: bool = False
     scheduler: str | None = None
+    students: tuple[str, ...] = ()
 
     @property
     def settings_key(self) -> str:
@@ -183,6 +188,7 @@ def grade(
     sandbox: bool = True,
     dry_run: bool = False,
     scheduler: str | None = None,
+    student: list[str] | None = None,
 ) -> int:
     """Grade every submission at ``submissions``; the exit status (0: every student got a row).
 
@@ -204,6 +210,7 @@ def grade(
         sandbox,
         dry_run,
         scheduler,
+        tuple(dict.fromkeys(student or ())),
     )
     for name in ("jobs", "timeout", "wall", "memory"):
         value = getattr(request, name)
@@ -256,7 +263,9 @@ def _run_locked(request: Request) -> ClassResult:
         raise UserError(f"no submission of {chosen.id} found in {submissions}")
     columns = notebook.Columns({n: notebook.read(chosen.source(n)) for n in chosen.notebooks})
     state = Store(out)
-    ledger = None if request.dry_run else Store(chosen.root / ".autograder", chosen.id)
+    # The class DIR holds: this run's students, or with --student everyone it held too.
+    found, kept = _chosen(found, request.students, state, submissions)
+    ledger = None if request.dry_run else Store(chosen.root / LEDGER, chosen.id)
     settings_key = request.settings_key
     unchanged, todo = _pending(found, state, request.force, settings_key, ledger)
     _log.info(
@@ -295,8 +304,11 @@ def _run_locked(request: Request) -> ClassResult:
             signal.signal(signal.SIGTERM, previous)
             executors.close(executor)
     # Read back from disk one at a time, in student order: nothing of the class is held.
-    ordered = StoredRows(state, [sub.student_id for sub in found])
-    results.keep_only(out, {sub.student_id for sub in found})
+    everyone = [sub.student_id for sub in found]
+    if kept:  # --student: the class as DIR held it, with these students graded again
+        everyone = sorted(set(everyone) | set(kept))
+    ordered = StoredRows(state, everyone)
+    results.keep_only(out, set(everyone))
     results.write_csv(ordered, list(columns.possible), out / "grades.csv")
     sources = {n: notebook.read(chosen.source(n)) for n in chosen.notebooks}
     page = class_report.render(f"{chosen.id}: the class report", ordered, columns, sources)
@@ -311,7 +323,28 @@ def _run_locked(request: Request) -> ClassResult:
         f"\nwrote {out / 'grades.csv'} and {len(ordered)} feedback page(s) in {out / 'feedback'}"
     )
     _log.info(f"what the class got wrong: {out / 'report.html'}")
-    return ClassResult(0, out, tuple(sub.student_id for sub in found))
+    return ClassResult(0, out, tuple(everyone))
+
+
+def _chosen(
+    found: list[Submission], students: tuple[str, ...], state: Store, where: Path
+) -> tuple[list[Submission], list[str]]:
+    """``(submissions to grade or refresh, students whose rows stay as they are)``.
+
+    students: the ids ``--student`` named (empty: the whole class at ``where``).
+    An id not found is a user's mistake, said in one line.
+    """
+    if not students:
+        return found, []
+    by_id = {sub.student_id: sub for sub in found}
+    missing = [s for s in students if s not in by_id]
+    if missing:
+        some = ", ".join(sorted(by_id)[:8]) + (", ..." if len(by_id) > 8 else "")
+        raise UserError(
+            f"--student {', '.join(missing)}: no such student in {where} (found: {some})"
+        )
+    kept = [s for s in state.student_ids() if s not in students]
+    return [by_id[s] for s in students], kept
 
 
 def _interrupt(signum: int, frame: Any) -> None:
@@ -366,6 +399,8 @@ class Run:
         outcome = self.publish(graded, result.notebooks, result.feedback)
         if result.status == Status.GRADER_ERROR:  # kept for this run's CSV; a rerun grades it
             self.state.save(sub.student_id, NOT_FINISHED, outcome)
+            if self.ledger is not None:  # and the exports know it is not final
+                self.ledger.save(sub.student_id, NOT_FINISHED, outcome)
         else:
             key = f"{sub.sha256}:{self.settings_key}"
             self.state.save(sub.student_id, key, outcome)

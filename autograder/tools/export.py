@@ -32,7 +32,7 @@ import io
 import logging
 import re
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
@@ -40,7 +40,8 @@ from nbgrader.api import Gradebook, MissingEntry
 from ..pipeline.collect import slug
 from ..pipeline.course import Assignment, find_assignment
 from ..pipeline.errors import UserError
-from ..pipeline.results import after_penalty
+from ..pipeline.grade import LEDGER
+from ..pipeline.results import Store, after_penalty
 
 _log = logging.getLogger(__name__)
 
@@ -54,6 +55,7 @@ class Total:
     max_score: float
     lms_id: str  # the student's id in the LMS ("" when not known)
     name: str = ""  # as the LMS gave it, kept in the gradebook
+    pending: str = ""  # why the grade is not final yet ("" when it is)
 
     def names(self) -> set[str]:
         """How a person might name this student: the LMS's name, the id without its key."""
@@ -72,8 +74,9 @@ def totals_in(gb: Gradebook, assignment_id: str) -> dict[str, Total]:
         score = after_penalty(float(sub.score), float(sub.late_submission_penalty or 0))
         student = sub.student
         name = " ".join(filter(None, (student.first_name, student.last_name)))
+        pending = "a written answer awaits a TA" if sub.needs_manual_grade else ""
         found[student.id] = Total(
-            student.id, score, float(sub.max_score), student.lms_user_id or "", name
+            student.id, score, float(sub.max_score), student.lms_user_id or "", name, pending
         )
     if not found:
         raise UserError(f"the gradebook has no grades for {assignment_id} yet")
@@ -81,13 +84,46 @@ def totals_in(gb: Gradebook, assignment_id: str) -> dict[str, Total]:
 
 
 def totals(assignment: Assignment) -> dict[str, Total]:
-    """:func:`totals_in` the course's gradebook."""
+    """:func:`totals_in` the course's gradebook, each with why it is not final, if it is not.
+
+    Beside what the gradebook says (an ungraded written answer), the grader's
+    own record of the last grading (:data:`~autograder.pipeline.grade.LEDGER`)
+    says whether the notebook was fully graded (status ``ok``).
+    """
     db_url = str(assignment.coursedir.db_url)
     database = Path(db_url.removeprefix("sqlite:///"))
     if db_url.startswith("sqlite:///") and not database.is_file():
         raise UserError(f"no gradebook at {database}: grade the class first")
     with Gradebook(db_url) as gb:
-        return totals_in(gb, assignment.id)
+        found = totals_in(gb, assignment.id)
+    ledger = Store(assignment.root / LEDGER, assignment.id)
+    for student_id, total in found.items():
+        saved = ledger.load(student_id) or {}
+        status = str((saved.get("row") or {}).get("status", "ok"))
+        if status != "ok":
+            why = "; ".join(filter(None, [f"graded {status}", total.pending]))
+            found[student_id] = replace(total, pending=why)
+    return found
+
+
+def not_final(grades: dict[str, Total]) -> list[str]:
+    """``student (why)`` for every grade that is not final yet, by student id."""
+    return [f"{sid} ({grades[sid].pending})" for sid in sorted(grades) if grades[sid].pending]
+
+
+def _final_or_refuse(grades: dict[str, Total], final: bool) -> list[str]:
+    """The summary's line on grades not final; with ``final``, a UserError while any remain."""
+    waiting = not_final(grades)
+    if not waiting:
+        return []
+    if final:
+        raise UserError(
+            f"--final: {len(waiting)} grade(s) are not final, nothing written: "
+            + ", ".join(waiting)
+        )
+    return [
+        f"{len(waiting)} grade(s) not final yet (exported as they stand): " + ", ".join(waiting)
+    ]
 
 
 def _number(value: float) -> str:
@@ -288,12 +324,19 @@ def canvas(
     template: Path | str,
     column: str | None = None,
     out: Path | str = Path("grades") / "canvas.csv",
+    final: bool = False,
     assignment: str | None = None,
     course: Path | str | None = None,
 ) -> int:
-    """Fill the Canvas gradebook ``template`` with this assignment's totals into ``out``."""
+    """Fill the Canvas gradebook ``template`` with this assignment's totals into ``out``.
+
+    final: refuse (exit 2, nothing written) while any grade is not final.
+    """
     chosen = find_assignment(course, assignment)
-    filled = write_canvas(Path(template), column, Path(out), chosen.id, totals(chosen))
+    grades = totals(chosen)
+    waiting = _final_or_refuse(grades, final)
+    filled = write_canvas(Path(template), column, Path(out), chosen.id, grades)
+    filled.notes += waiting
     _log.info(filled.summary(Path(out)))
     return 0
 
@@ -309,11 +352,14 @@ def fill_moodle(
     rows: list[list[str]],
     grades: dict[str, Total],
     match_names: bool = False,
+    pages: Path | None = None,
 ) -> tuple[list[list[str]], Filled, dict[str, tuple[str, str]]]:
     """The worksheet with each matched student's grade; also ``{student_id: (name, number)}``.
 
     Matched by participant number; with ``match_names`` also by full name or
-    e-mail, each such match named in the notes.
+    e-mail, each such match named in the notes. pages: the feedback pages'
+    folder; a row says its page is attached only when it will be (the page
+    exists and the row has a participant number to file it under).
     """
     missing = [h for h in MOODLE_NEEDED if h not in header]
     if missing:
@@ -356,7 +402,12 @@ def fill_moodle(
                 row[at["Maximum Grade"]] = _number(total.max_score)
             elif maximum is not None and maximum != total.max_score:
                 maxima.add((total.max_score, maximum))
-            if "Feedback comments" in at and not row[at["Feedback comments"]].strip():
+            attached = (
+                pages is not None
+                and number is not None
+                and (pages / f"{total.student_id}.html").is_file()
+            )
+            if attached and "Feedback comments" in at and not row[at["Feedback comments"]].strip():
                 row[at["Feedback comments"]] = "Your feedback page is attached."
             filled.append(total.student_id)
             used.add(total.student_id)
@@ -404,7 +455,7 @@ def write_moodle(
     whose page (or participant number) is missing.
     """
     header, rows = _read_csv(worksheet, "Moodle worksheet")
-    filled_rows, filled, who = fill_moodle(header, rows, grades, match_names)
+    filled_rows, filled, who = fill_moodle(header, rows, grades, match_names, feedback)
     _write_csv(out, header, filled_rows)
     pages = out.with_name(f"{out.stem}-feedback.zip")
     zipped, missing = moodle_feedback_zip(feedback, who, pages)
@@ -417,16 +468,28 @@ def moodle(
     out: Path | str = Path("grades") / "moodle.csv",
     feedback: Path | str = Path("grades") / "feedback",
     match_names: bool = False,
+    final: bool = False,
     assignment: str | None = None,
     course: Path | str | None = None,
 ) -> int:
-    """Fill Moodle's grading ``worksheet`` into ``out``, feedback pages zipped beside it."""
+    """Fill Moodle's grading ``worksheet`` into ``out``, feedback pages zipped beside it.
+
+    final: refuse (exit 2, nothing written) while any grade is not final.
+    """
     chosen = find_assignment(course, assignment)
     out = Path(out)
+    grades = totals(chosen)
+    waiting = _final_or_refuse(grades, final)
     filled, pages, zipped, missing = write_moodle(
-        Path(worksheet), out, Path(feedback), totals(chosen), match_names
+        Path(worksheet), out, Path(feedback), grades, match_names
     )
+    filled.notes += waiting
     _log.info(filled.summary(out))
+    if not Path(feedback).is_dir():
+        _log.warning(
+            f"no feedback pages in {feedback}: pass --feedback DIR/feedback, where DIR is "
+            "the grade run's --out (no row says a page is attached)"
+        )
     _log.info(f"wrote {pages}: {zipped} feedback page(s) for Moodle's feedback upload")
     if missing:
         _log.warning(f"no feedback page (or no participant number) for: {', '.join(missing)}")

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,7 +51,9 @@ def prepare_course(assignment: Assignment, into: Path) -> Assignment:
 
 
 def _grade_batch(
-    assignment: Assignment, batch: dict[str, dict[str, Any]]
+    assignment: Assignment,
+    batch: dict[str, dict[str, Any]],
+    on_student: Callable[[str], None] | None = None,
 ) -> dict[str, StockResult]:
     columns = notebook.Columns(
         {n: notebook.read(assignment.source(n)) for n in assignment.notebooks}
@@ -58,7 +62,16 @@ def _grade_batch(
     for student_id, notebooks in batch.items():
         for name, nb in notebooks.items():
             notebook.write(nb, submitted / assignment.submission_path(student_id, name))
-    run_nbgrader(assignment.root, "autograde", assignment.id, "--force")
+    started = set()
+
+    def progress(line: str) -> None:  # nbgrader logs each student as it starts on them
+        for student_id in batch:
+            if student_id not in started and f"/{student_id}/" in line:
+                started.add(student_id)
+                if on_student is not None:
+                    on_student(student_id)
+
+    run_nbgrader(assignment.root, "autograde", assignment.id, "--force", on_line=progress)
     results = {}
     with Gradebook(assignment.coursedir.db_url, course_id="") as gb:
         for student_id, notebooks in batch.items():
@@ -78,14 +91,19 @@ def _grade_batch(
 
 
 def autograde(
-    submissions: dict[str, Any], jobs: int = 2, assignment: Assignment | None = None
+    submissions: dict[str, Any],
+    jobs: int = 2,
+    assignment: Assignment | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> dict[str, StockResult]:
     """Grade ``{key: notebook}`` (or ``{key: {notebook name: notebook}}``) with stock nbgrader.
 
     Keys may be any strings: each submission is graded under a neutral student
     id. jobs: how many scratch courses grade side by side (each runs its
     students one after another, as ``nbgrader autograde`` does). assignment:
-    the course's only one by default. Returns ``{key: StockResult}``.
+    the course's only one by default. progress: called as stock starts on
+    each submission, with its key, how many have started and how many there
+    are. Returns ``{key: StockResult}``.
     """
     assignment = assignment or find_assignment()
     keys = {f"s{number:04d}": key for number, key in enumerate(sorted(submissions))}
@@ -105,9 +123,18 @@ def autograde(
             folder = scratch_path / f"course-{number}"
             shutil.copytree(template, folder)
             courses.append(find_assignment(folder, assignment.id))
+        begun: list[str] = []
+        lock = threading.Lock()
+
+        def started(student: str) -> None:
+            with lock:
+                begun.append(student)
+                if progress is not None:
+                    progress(keys[student], len(begun), len(keys))
+
         with ThreadPoolExecutor(len(batches)) as pool:
             parts = pool.map(
-                lambda pair: _grade_batch(pair[0], {s: by_student[s] for s in pair[1]}),
+                lambda pair: _grade_batch(pair[0], {s: by_student[s] for s in pair[1]}, started),
                 zip(courses, batches),
             )
             return {keys[student]: result for part in parts for student, result in part.items()}

@@ -332,3 +332,77 @@ def test_a_rubric_change_regrades_and_every_output_agrees(small_class):
         assert f"/ {total:.1f}</b>" in page, student
     assert f"/ {total:g}" in again.stdout
     assert _to_lms(course_dir, base) == {s: exported[s][2] for s in exported}
+
+
+def test_one_student_regraded_leaves_the_class_as_it_was(small_class):
+    """grade --student: only that student graded (from a folder of theirs alone, or --force)?"""
+    course_dir, subs, base = small_class
+    out = base / "grades"
+    first = lab.grade_command(subs, course_dir, out)
+    assert first.returncode == 0, first.stderr
+    before = {r["student_id"]: r for r in results.read_csv(out / "grades.csv")}
+    ada_page = (out / "feedback" / "ada.html").read_bytes()
+    # ben's corrected notebook, mailed in after an accepted appeal: a folder of his alone
+    mailed = base / "mailed"
+    (mailed / "ben" / lab.ASSIGNMENT.id).mkdir(parents=True)
+    shutil.copy(subs / lab.submission_path("ada"), mailed / lab.submission_path("ben"))
+    again = lab.grade_command(mailed, course_dir, out, "--student", "ben")
+    assert again.returncode == 0 and "1 submission(s): 1 to grade" in again.stderr, again.stderr
+    rows = {r["student_id"]: r for r in results.read_csv(out / "grades.csv")}
+    assert rows["ada"] == before["ada"] and (out / "feedback" / "ada.html").read_bytes() == ada_page
+    assert (
+        float(rows["ben"]["score"]) == float(before["ada"]["score"]) > float(before["ben"]["score"])
+    )
+    assert gradebook_scores(course_dir) == {s: float(r["score"]) for s, r in rows.items()}
+    forced = lab.grade_command(subs, course_dir, out, "--student", "ada", "--force")
+    assert forced.returncode == 0 and "1 submission(s): 1 to grade" in forced.stderr
+    assert set(csv_scores(out)) == {"ada", "ben"}
+    unknown = lab.grade_command(subs, course_dir, out, "--student", "zed")
+    assert unknown.returncode == 2 and "Traceback" not in unknown.stderr
+    assert "--student zed: no such student" in unknown.stderr.strip().splitlines()[-1]
+
+
+def _export_canvas(course_dir, base, *extra):
+    template = base / "canvas-template.csv"
+    with template.open("w", newline="") as handle:
+        csv.writer(handle).writerows([
+            ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Lab 8 (1)"],
+            ["    Points Possible", "", "", "", "", ""],
+            ["Lovelace, Ada", "11", "", "ada", "A", ""],
+            ["Bo, Ben", "12", "", "ben", "A", ""],
+        ])  # fmt: skip
+    out = base / "canvas.csv"
+    out.unlink(missing_ok=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "autograder", "export", "canvas", "--template", str(template),
+         "--course", str(course_dir), "--out", str(out), *extra],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    return done, out
+
+
+def test_exports_name_grades_not_final_and_final_waits_for_them(small_class):
+    """A written answer awaiting a TA, a row not ok: named by the export; --final writes nothing?"""
+    course_dir, subs, base = small_class
+    crashed = notebook.read(subs / lab.submission_path("ben"))
+    crashed = notebook.fill(crashed, {"blend": "import os\nos._exit(3)"})
+    notebook.write(crashed, subs / lab.submission_path("ben"))
+    graded = lab.grade_command(subs, course_dir, base / "grades")
+    assert graded.returncode == 0, graded.stderr
+    done, out = _export_canvas(course_dir, base)
+    assert done.returncode == 0 and out.is_file(), done.stderr
+    said = done.stdout + done.stderr
+    assert "2 grade(s) not final yet" in said, said
+    assert "ada (a written answer awaits a TA)" in said
+    assert "ben (graded kernel_died; a written answer awaits a TA)" in said
+    refused, out = _export_canvas(course_dir, base, "--final")
+    assert refused.returncode == 2 and not out.exists(), refused.stdout + refused.stderr
+    assert "Traceback" not in refused.stderr and "--final: 2 grade(s)" in refused.stderr
+    with Gradebook(f"sqlite:///{course_dir / 'gradebook.db'}") as gb:  # a TA grades them
+        for student in ("ada", "ben"):
+            grade = gb.find_grade("why_not_average", "multi_head", lab.ASSIGNMENT.id, student)
+            grade.manual_score, grade.needs_manual_grade = 2, False  # as formgrader saves it
+        gb.db.commit()
+    still, out = _export_canvas(course_dir, base, "--final")
+    assert still.returncode == 2 and "ben (graded kernel_died)" in still.stderr
+    assert "ada" not in still.stderr.split("nothing written:")[1]

@@ -165,6 +165,23 @@ def test_moodle_export_and_feedback_zip(graded, tmp_path):
             "Fay Fox_77_assignsubmission_file_/feedback.html",
         ]
         assert "feedback for eli-1004" in archive.read(names[0]).decode()
+    assert got[1][9] == got[2][9] == "Your feedback page is attached." and got[3][9] == ""
+
+
+def test_moodle_never_promises_a_page_it_did_not_attach(graded, tmp_path):
+    """Without the grade run's pages, is no page promised, and is the TA told where it looked?"""
+    worksheet = tmp_path / "worksheet.csv"
+    header = ["Identifier", "Full name", "Grade", "Feedback comments"]
+    with worksheet.open("w", newline="") as handle:
+        csv.writer(handle).writerows([header, ["Participant 1004", "Eli Ekberg", "", ""]])
+    out = tmp_path / "moodle.csv"
+    done = _autograder("export", "moodle", "--worksheet", str(worksheet), "--course",
+                       str(graded["course"]), "--out", str(out),
+                       "--feedback", str(tmp_path / "nowhere"))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    row = _read(out)[1]
+    assert row[2] != "" and row[3] == "", row  # graded, and no page promised
+    assert f"no feedback pages in {tmp_path / 'nowhere'}" in done.stderr
 
 
 def test_as_nbgrader_export_plugin(graded, tmp_path):
@@ -190,6 +207,23 @@ def test_lms_ids_are_kept_from_file_names(graded_samples):
     with Gradebook(str(assignment.coursedir.db_url)) as gb:
         kept = {s.id: s.lms_user_id for s in gb.students}
     assert kept == graded_samples["lms_ids"]
+
+
+def test_people_are_named_as_the_lms_names_them(graded_samples):
+    """Does the gradebook (formgrader, nbgrader export) hold each person's name, not a file's?"""
+    assignment = find_assignment(graded_samples["course"])
+    with Gradebook(str(assignment.coursedir.db_url)) as gb:
+        names = {s.id: (s.first_name, s.last_name) for s in gb.students}
+    assert names == {sid: (None, sample) for sample, sid in graded_samples["ids"].items()}
+
+
+def test_names_are_split_as_each_lms_writes_them():
+    """Canvas's sortable "Last, First", Moodle's "First Last", a one-word name?"""
+    from autograder.pipeline.results.recorder import person
+
+    assert person("Müller, Jürgen") == ("Jürgen", "Müller")
+    assert person("María García López") == ("María García", "López")
+    assert person("doejane") == (None, "doejane")
 
 
 def test_moodle_matches_participant_numbers_first():

@@ -29,6 +29,19 @@ if TYPE_CHECKING:
     from ..worker import Result
 
 
+def person(name: str) -> tuple[str | None, str]:
+    """``(first name, last name)`` of a name as an LMS gives it.
+
+    Canvas's sortable "Last, First"; otherwise the last word is the last name
+    ("Jane Doe"), and a name of one word (Canvas's "doejane") is all last name.
+    """
+    if "," in name:
+        last, _, first = name.partition(",")
+        return first.strip() or None, last.strip()
+    first, _, last = name.strip().rpartition(" ")
+    return first or None, last
+
+
 def write_atomic(path: Path | str, data: str | bytes) -> None:
     """Write ``data`` to ``path`` so a crash never leaves half a file."""
     path = Path(path)
@@ -82,13 +95,13 @@ class Recorder:
         a, sid = self.assignment, result.student_id
         if submitted is not None and self.autograded is None:
             folder = a.folder("submitted_directory", sid)
-            for name, data in submitted.items():
-                write_atomic(folder / name, data)
+            for filename, data in submitted.items():
+                write_atomic(folder / filename, data)
             if timestamp is not None:
                 write_atomic(folder / "timestamp.txt", timestamp.isoformat(sep=" "))
-        for name, nb in result.notebooks.items():
+        for notebook_name, nb in result.notebooks.items():
             if nb is not None:
-                target = self.autograded_path(sid, name)
+                target = self.autograded_path(sid, notebook_name)
                 # The worker read it as version 4 and checked it; nbformat.writes would
                 # validate it again only to log (a tenth of recording's time).
                 write_atomic(target, nbformat.v4.writes(nbformat.from_dict(nb)))
@@ -97,16 +110,16 @@ class Recorder:
         with internals.one_transaction(self.gradebook) as gb:
             known: dict[str, str | None] = {"lms_user_id": lms_id} if lms_id else {}
             if name:
-                first, _, last = name.rpartition(" ")
-                known.update(first_name=first or None, last_name=last)
+                first, last = person(name)
+                known.update(first_name=first, last_name=last)
             gb.update_or_create_student(sid, **known)
             gb.update_or_create_submission(a.id, sid, timestamp=timestamp)
-            for name in a.notebooks:
-                nb = result.notebooks.get(name)
+            for notebook_name in a.notebooks:
+                nb = result.notebooks.get(notebook_name)
                 if nb is None:
-                    self._zero(gb, sid, name)
+                    self._zero(gb, sid, notebook_name)
                     continue
-                resources = a.resources(sid, name, self.db_url)
+                resources = a.resources(sid, notebook_name, self.db_url)
                 nb = nbformat.from_dict(nb)
                 for step in self.after_save:
                     nb, resources = internals.gradebook_step(step, gb, self.config)(nb, resources)

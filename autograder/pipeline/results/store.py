@@ -67,6 +67,12 @@ class Store:
         except (KeyError, TypeError):
             return None
 
+    def student_ids(self) -> list[str]:
+        """Every student with a saved outcome, sorted."""
+        if not self.folder.is_dir():
+            return []
+        return sorted(p.name.removesuffix(".json") for p in self.folder.glob("*.json"))
+
     def save(self, student_id: str, sha256: str, row: Outcome) -> None:
         """Keep a student's row.
 
