@@ -6,10 +6,10 @@ import re
 import pytest
 
 from autograder.pipeline import notebook
-from autograder.pipeline.course import ROOT
 
 from .. import browser
 from .. import lab as course
+from ..lab import ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
