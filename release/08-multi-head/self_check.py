@@ -281,6 +281,17 @@ def renamed(folder: Path, expected: str) -> Path | None:
     return found[0] if len(found) == 1 else None
 
 
+#: what running a notebook takes, beyond the standard library: what any Jupyter install has
+JUPYTER = ("nbformat", "nbclient", "jupyter_client", "ipykernel")
+
+
+def missing_jupyter() -> list[str]:
+    """The parts of Jupyter this Python lacks (none, in any Jupyter environment)."""
+    import importlib.util
+
+    return [name for name in JUPYTER if importlib.util.find_spec(name) is None]
+
+
 def main(argv: list[str] | None = None, assignment: dict[str, Any] | None = None) -> int:
     """``python self_check.py [NOTEBOOK] [--timeout S]``: the exit status."""
     assignment = assignment or ASSIGNMENT
@@ -297,6 +308,13 @@ def main(argv: list[str] | None = None, assignment: dict[str, Any] | None = None
         "--timeout", type=float, default=TIMEOUT, help=f"seconds per cell ({TIMEOUT:g})"
     )
     args = parser.parse_args(argv)
+    lacking = missing_jupyter()
+    if lacking:
+        print(
+            f"self_check.py: this Python has no Jupyter ({', '.join(lacking)} missing): "
+            "run it with the Python your notebooks use, or pip install jupyter numpy matplotlib"
+        )
+        return 2
     paths = [Path(p) for p in args.notebook] or [here / name for name in notebooks]
     worst = 0
     try:

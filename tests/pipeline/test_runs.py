@@ -172,9 +172,9 @@ def _nbgrader_export(course_dir):
     return {r["student_id"]: tuple(float(r[k]) for k in keys) for r in rows}
 
 
-def _to_lms(course_dir, base):
-    """``{student: total}`` in both a Canvas and a Moodle file, checked to agree."""
-    canvas, worksheet = base / "canvas-template.csv", base / "worksheet.csv"
+def _canvas_template(base):
+    """A Canvas gradebook export of the small class, as Canvas writes it."""
+    canvas = base / "canvas-template.csv"
     with canvas.open("w", newline="") as handle:
         csv.writer(handle).writerows([
             ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Lab 8 (1)"],
@@ -182,6 +182,12 @@ def _to_lms(course_dir, base):
             ["Lovelace, Ada", "11", "", "ada", "A", ""],
             ["Bo, Ben", "12", "", "ben", "A", ""],
         ])  # fmt: skip
+    return canvas
+
+
+def _to_lms(course_dir, base):
+    """``{student: total}`` in both a Canvas and a Moodle file, checked to agree."""
+    canvas, worksheet = _canvas_template(base), base / "worksheet.csv"
     with worksheet.open("w", newline="") as handle:
         csv.writer(handle).writerows([
             ["Identifier", "Full name", "Email address", "Grade", "Maximum Grade"],
@@ -363,14 +369,8 @@ def test_one_student_regraded_leaves_the_class_as_it_was(small_class):
 
 
 def _export_canvas(course_dir, base, *extra):
-    template = base / "canvas-template.csv"
-    with template.open("w", newline="") as handle:
-        csv.writer(handle).writerows([
-            ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Lab 8 (1)"],
-            ["    Points Possible", "", "", "", "", ""],
-            ["Lovelace, Ada", "11", "", "ada", "A", ""],
-            ["Bo, Ben", "12", "", "ben", "A", ""],
-        ])  # fmt: skip
+    """``export canvas`` of the small class as a TA types it: (the process, the file)."""
+    template = _canvas_template(base)
     out = base / "canvas.csv"
     out.unlink(missing_ok=True)
     done = subprocess.run(

@@ -233,3 +233,15 @@ def test_a_renamed_notebook_is_checked_with_a_reminder(tmp_path):
     assert done.returncode == 1, done.stdout + done.stderr  # the untouched release: not done
     assert f"note: checking multi_head-Copy1.ipynb; rename it {course.NOTEBOOK}" in done.stdout
     assert done.stdout.count("not attempted") == len(ANSWERS)
+
+
+def test_a_python_without_jupyter_is_told_what_to_install():
+    """Run by a Python that has no Jupyter: one line naming what to install, no traceback?"""
+    shipped = (course.ROOT / course.RELEASE).with_name("self_check.py")
+    # -S: no site-packages, so none of Jupyter, as a bare system Python has
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", str(shipped)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stdout + done.stderr, done.stderr
+    (line,) = done.stdout.strip().splitlines()
+    assert "no Jupyter" in line and "pip install jupyter" in line
