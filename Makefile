@@ -50,7 +50,7 @@ test: setup
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . || exit 1; \
 	$(MAKE) --no-print-directory docs || exit 1; \
 	$(VENV)/bin/mypy & types=$$!; \
-	$(PY) -m pytest --nbval solutions/ tests/ --durations=10 $(if $(MARKS),-m "$(MARKS)"); \
+	$(PY) -m pytest --nbval solutions/ tests/ --durations=20 $(if $(MARKS),-m "$(MARKS)"); \
 	tests=$$?; wait $$types; types=$$?; \
 	echo "make test: $$(( $$(date +%s) - start )) s in all (lint, types, docs, tests)"; \
 	[ $$types = 0 ] && exit $$tests || exit 1

@@ -27,21 +27,21 @@ def run_nbgrader(
 
     on_line: called with each line nbgrader logs, as it logs it (for progress).
     """
-    process = subprocess.Popen(
+    said = []
+    with subprocess.Popen(
         [sys.executable, "-m", "nbgrader", *args],
         cwd=course_dir,
         env=tool_environment(),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-    )
-    assert process.stdout is not None
-    said = []
-    for line in process.stdout:
-        said.append(line)
-        if on_line is not None:
-            on_line(line)
-    if process.wait() != 0:
+    ) as process:
+        assert process.stdout is not None
+        for line in process.stdout:
+            said.append(line)
+            if on_line is not None:
+                on_line(line)
+    if process.returncode != 0:
         raise NbgraderError(f"nbgrader {' '.join(args)} failed:\n{''.join(said)}")
 
 
