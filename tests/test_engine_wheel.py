@@ -77,9 +77,13 @@ def readable():
 
 def test_the_engine_installs_alone_and_grades_a_toy_course(tmp_path, readable):
     """Wheel without course files; fresh environment; grades the course it is run in?"""
-    dist = tmp_path / "dist"
+    dist, src = tmp_path / "dist", tmp_path / "src"  # built apart: nothing else of the course
+    shutil.copytree(
+        ROOT / "autograder", src / "autograder", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    shutil.copy(ROOT / "pyproject.toml", src / "pyproject.toml")
     built = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(dist), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(dist), str(src)],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert built.returncode == 0, built.stderr[-3000:]

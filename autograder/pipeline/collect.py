@@ -230,17 +230,6 @@ def student_of(
     return who.student_id, who.version
 
 
-def lms_id_of(name: str, pattern: str | None = None) -> str:
-    """The LMS's id of the student in a file or folder name, or "" (:func:`identify`).
-
-    Canvas: the user id (``doejane_LATE_1234_5678_hw1-1.ipynb`` -> ``1234``);
-    Moodle: the participant number (``Jane Doe_1234_assignsubmission_file_``);
-    a ``--pattern`` may give one as a ``(?P<lms>...)`` group. The exports
-    (``python -m autograder export``) match students by it.
-    """
-    return identify(name, (), pattern).lms_id
-
-
 def lms_named(name: str, pattern: str | None = None) -> bool:
     """Is ``name`` (one path part) an LMS's file or participant folder name?"""
     if pattern and re.search(pattern, name):

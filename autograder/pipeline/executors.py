@@ -14,7 +14,7 @@ does not grow with the class.
   tcp://HOST:8786``); each Dask worker process grades in its own sandbox
   exactly as a local worker does (:mod:`.remote`). A submission whose worker
   died is rescheduled by Dask (once, with the scheduler's ``allowed-failures``
-  at 1, as the README starts it), then gets a ``grader_error`` row.
+  at 1, as docs/cluster.md starts it), then gets a ``grader_error`` row.
 """
 
 from __future__ import annotations

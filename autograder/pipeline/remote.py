@@ -69,7 +69,7 @@ def one_thread() -> None:
     A trusted test cell captures its output and warnings process-wide
     (``redirect_stdout``, ``catch_warnings``), so two students graded side by
     side in one process would see each other's: one thread per worker process
-    (``dask worker --nthreads 1``), as the README starts them.
+    (``dask worker --nthreads 1``), as docs/cluster.md starts them.
     """
     from distributed import get_worker
 
