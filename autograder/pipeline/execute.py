@@ -51,18 +51,6 @@ class _CellTimedOut(BaseException):
     """A call into the student's code ran past the cell's deadline."""
 
 
-def _exception_class(name: str) -> type[Exception]:
-    """The built-in exception called ``name``, or an Exception subclass of that name.
-
-    Only Exception subclasses: a student's KeyboardInterrupt or SystemExit must
-    fail the test like any error, not stop the grader.
-    """
-    found = getattr(builtins, name, None)
-    if isinstance(found, type) and issubclass(found, Exception):
-        return found
-    return type(name, (Exception,), {})
-
-
 class RunawayError(Exception):
     """A student's function that ran past its limit before is not called again."""
 
@@ -108,7 +96,7 @@ class StudentFunction:
         shown = error_output(
             reply.get("ename", "Exception"), reply.get("evalue", ""), reply.get("traceback", [])
         )
-        error = _exception_class(shown["ename"])(shown["evalue"])
+        error = wire.exception_class(shown["ename"])(shown["evalue"])
         error.student_traceback = shown["traceback"][:12]  # type: ignore[attr-defined]
         raise error
 

@@ -307,27 +307,26 @@ class Sandbox:
         }
         fds = [theirs.fileno(), ended_theirs.fileno()]
         try:
-            socket.send_fds(self.control, [json.dumps(message).encode()], fds)
-        except OSError as error:
+            try:
+                socket.send_fds(self.control, [json.dumps(message).encode()], fds)
+            except OSError as error:
+                raise StudentGone(f"the sandbox is gone: {error}", outside=True) from None
+            finally:
+                theirs.close()
+                ended_theirs.close()
+            mine.settimeout(timeout)
+            try:
+                hello = wire.receive(mine)
+            except (OSError, EOFError, wire.WireError) as error:
+                why = f"the student process did not start: {error}"
+                raise StudentGone(why, outside=True) from None
+            if "failed" in hello:  # the sandbox could not set the process up: not the student's
+                why = f"the sandbox could not set up the student's process: {hello['failed']}"
+                raise StudentGone(why, outside=True)
+        except StudentGone:
             mine.close()
             ended.close()
-            raise StudentGone(f"the sandbox is gone: {error}", outside=True) from None
-        finally:
-            theirs.close()
-            ended_theirs.close()
-        mine.settimeout(timeout)
-        try:
-            hello = wire.receive(mine)
-        except (OSError, EOFError, wire.WireError) as error:
-            mine.close()
-            ended.close()
-            why = f"the student process did not start: {error}"
-            raise StudentGone(why, outside=True) from None
-        if "failed" in hello:  # the sandbox could not set the process up: not the student's doing
-            mine.close()
-            ended.close()
-            why = f"the sandbox could not set up the student's process: {hello['failed']}"
-            raise StudentGone(why, outside=True)
+            raise
         unprotected = list(hello.get("unprotected", []))
         return Student(
             self, mine, int(hello["pid"]), unprotected, ended, cpu_seconds=limits.cpu_seconds

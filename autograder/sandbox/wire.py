@@ -16,6 +16,7 @@ have a plain dtype with a non-zero item size, and nesting is bounded.
 from __future__ import annotations
 
 import base64
+import builtins
 import io
 import json
 import socket
@@ -37,6 +38,19 @@ class WireError(Exception):
 
 class Unencodable(TypeError):
     """A value that cannot cross the wire (a function, an object, an object array)."""
+
+
+def exception_class(name: str) -> type[Exception]:
+    """The built-in exception called ``name``, or an Exception subclass of that name.
+
+    How an error sent across as data (its name and message) is raised again on
+    the other side. Only Exception subclasses: a KeyboardInterrupt or SystemExit
+    named by the other side must fail like any error, not stop this process.
+    """
+    found = getattr(builtins, name, None)
+    if isinstance(found, type) and issubclass(found, Exception):
+        return found
+    return type(name, (Exception,), {})
 
 
 def _npy(array: np.ndarray) -> str:
