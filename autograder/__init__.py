@@ -13,8 +13,8 @@ Three layers, one package each; imports flow one way, tools -> pipeline -> sandb
   corpus, stock nbgrader comparison, the self-check);
 - :mod:`autograder.pipeline`: grading as an ordered list of stages, one module
   each (collect, sanitize, execute, score, record, report), the assignment as
-  a value (:mod:`~autograder.pipeline.course`) and every reach into
-  nbgrader's internals in one module (:mod:`~autograder.pipeline.internals`);
+  a value (:mod:`~autograder.pipeline.course.assignment`) and every reach into
+  nbgrader's internals in one module (:mod:`~autograder.pipeline.course.internals`);
 - :mod:`autograder.sandbox`: everything that runs or talks to untrusted
   student code (launcher, the student's side, the data-only wire).
 
@@ -39,20 +39,4 @@ capabilities, fresh namespaces and a fresh writable tmpfs per student, no
 network, resource limits (see :mod:`autograder.sandbox.launcher`).
 """
 
-import sys
-
 __version__ = "0.2.0"  #: the engine's own version, apart from any course it grades
-
-# nbformat validates notebooks with jsonschema, which on import builds a parser
-# for IRI strings from the optional ``rfc3987-syntax`` package (installed with
-# Jupyter). That takes over a second, in every process that validates a
-# notebook, and the notebook schema has no IRI fields. Marking the module
-# absent makes jsonschema skip that checker; nothing else changes.
-sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
-
-from . import log  # noqa: E402 (after the jsonschema setting above)
-
-# What the grader says to the person running it goes through ``logging``; the
-# console handler prints it as it always appeared (results on stdout, the rest on
-# stderr). See :mod:`autograder.log`.
-log.install()

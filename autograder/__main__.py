@@ -1,7 +1,12 @@
-"""``python -m autograder``: see :mod:`autograder.cli`."""
+"""``python -m autograder`` and the ``autograder`` command: see :mod:`autograder.cli`."""
 
 import sys
 
-from .cli import main
+from autograder import startup
 
-sys.exit(main())
+startup.start()  # before the command line's imports bring in nbformat (see startup.start)
+
+from autograder.cli import main  # noqa: E402
+
+if __name__ == "__main__":
+    sys.exit(main())

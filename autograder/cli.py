@@ -3,23 +3,30 @@
 A thin layer: each subcommand parses its options and calls a plain function
 with keyword arguments (:func:`~autograder.pipeline.grade.grade`,
 :func:`~autograder.tools.check.check`, ...), which a test or a notebook can
-call the same way. A mistake of the user's ends in one line on stderr and
-exit status 2, never a traceback.
+call the same way. An option's default is read from that function's
+signature (:func:`default`), so it is declared once. A mistake of the user's
+ends in one line on stderr and exit status 2, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import __version__
-from .pipeline import grade
-from .pipeline.errors import UserError
-from .tools import check, corpus, export, generate, gradescope, self_check
+from autograder import __version__, startup
+from autograder.pipeline import grade
+from autograder.pipeline.errors import UserError
+from autograder.tools import check, corpus, export, generate, gradescope
 
 _log = logging.getLogger(__name__)
+
+
+def default(function: Callable[..., Any], name: str) -> Any:
+    """The default of ``function``'s keyword ``name``: what its option defaults to."""
+    return inspect.signature(function).parameters[name].default
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -41,20 +48,20 @@ def _grade_parser(commands: Any) -> None:
     )
     parser.add_argument("submissions", help="a folder (nbgrader layout or LMS files) or a .zip")
     _common(parser)
-    parser.add_argument("--jobs", type=int, default=None, help="parallel workers (all cores)")
+    run = grade.grade
+    parser.add_argument(
+        "--jobs", type=int, default=default(run, "jobs"), help="parallel workers (all cores)"
+    )
     parser.add_argument(
         "--timeout",
         type=float,
-        default=None,
-        help="seconds per cell (default: c.Execute.timeout in course_config.py)",
+        default=default(run, "timeout"),
+        help="seconds per cell (default: c.Execute.timeout in the course's config)",
     )
-    parser.add_argument(
-        "--wall", type=float, default=grade.WALL, help=f"seconds per notebook ({grade.WALL:g})"
-    )
-    parser.add_argument(
-        "--memory", type=int, default=grade.MEMORY, help=f"MiB per submission ({grade.MEMORY})"
-    )
-    parser.add_argument("--out", default="grades", help="where grades.csv and feedback/ go")
+    wall, memory, out = default(run, "wall"), default(run, "memory"), default(run, "out")
+    parser.add_argument("--wall", type=float, default=wall, help=f"seconds per notebook ({wall:g})")
+    parser.add_argument("--memory", type=int, default=memory, help=f"MiB per submission ({memory})")
+    parser.add_argument("--out", default=out, help=f"where grades.csv and feedback/ go ({out})")
     parser.add_argument("--force", action="store_true", help="regrade unchanged submissions too")
     parser.add_argument(
         "--student",
@@ -79,7 +86,7 @@ def _grade_parser(commands: Any) -> None:
         action="store_false",
         help="run student code without bubblewrap (only for code you trust)",
     )
-    parser.set_defaults(run=grade.grade, positional=["submissions"])
+    parser.set_defaults(run=run, positional=["submissions"])
 
 
 def _export_parsers(commands: Any) -> None:
@@ -98,7 +105,8 @@ def _export_parsers(commands: Any) -> None:
     to_canvas.add_argument(
         "--column", help="the assignment's column (default: the only one, or the one naming it)"
     )
-    to_canvas.add_argument("--out", default="grades/canvas.csv", help="the CSV to import")
+    out = default(export.canvas, "out")
+    to_canvas.add_argument("--out", default=out, help=f"the CSV to import ({out})")
     to_canvas.add_argument(
         "--final",
         action="store_true",
@@ -112,8 +120,9 @@ def _export_parsers(commands: Any) -> None:
         description="Fill Moodle's offline grading worksheet; zip the feedback pages for upload.",
     )
     to_moodle.add_argument("--worksheet", required=True, help="the worksheet Moodle exported")
-    to_moodle.add_argument("--out", default="grades/moodle.csv", help="the CSV to upload")
-    to_moodle.add_argument("--feedback", default="grades/feedback", help="the feedback pages")
+    out, pages = default(export.moodle, "out"), default(export.moodle, "feedback")
+    to_moodle.add_argument("--out", default=out, help=f"the CSV to upload ({out})")
+    to_moodle.add_argument("--feedback", default=pages, help=f"the feedback pages ({pages})")
     to_moodle.add_argument(
         "--match-names",
         action="store_true",
@@ -144,18 +153,19 @@ def parser() -> argparse.ArgumentParser:
     )
     checking.add_argument("path", metavar="notebook", help="your notebook")
     _common(checking)
+    timeout = default(check.check, "timeout")
     checking.add_argument(
-        "--timeout",
-        type=float,
-        default=self_check.TIMEOUT,
-        help=f"seconds per cell ({self_check.TIMEOUT:g})",
+        "--timeout", type=float, default=timeout, help=f"seconds per cell ({timeout:g})"
     )
     checking.set_defaults(run=check.check, positional=["path"])
     table = commands.add_parser(
         "corpus", help="grade the answer corpus with stock nbgrader and print what it catches"
     )
     _common(table)
-    table.add_argument("--jobs", type=int, default=2)
+    jobs = default(corpus.main, "jobs")
+    table.add_argument(
+        "--jobs", type=int, default=jobs, help=f"stock nbgrader's processes ({jobs})"
+    )
     table.add_argument(
         "--readme", action="store_true", help="also update the table in docs/corpus.md"
     )
@@ -167,7 +177,8 @@ def parser() -> argparse.ArgumentParser:
         description="Write DIR/autograder.zip: setup.sh, run_autograder and the course files.",
     )
     _common(packing)
-    packing.add_argument("--out", default="gradescope", help="where autograder.zip goes")
+    out = default(gradescope.build, "out")
+    packing.add_argument("--out", default=out, help=f"where autograder.zip goes ({out})")
     packing.set_defaults(run=gradescope.build, positional=[])
     regenerate = commands.add_parser(
         "generate", help="regenerate an assignment's release/ and solutions/ (and the samples)"
@@ -179,6 +190,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one subcommand; returns the process exit status."""
+    startup.start()
     args = vars(parser().parse_args(argv))
     run: Callable[..., int] = args.pop("run")
     positional = [args.pop(name) for name in args.pop("positional")]

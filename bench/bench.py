@@ -46,8 +46,10 @@ import nbformat
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from autograder.pipeline import notebook, results  # noqa: E402
-from autograder.pipeline.course import find_assignment  # noqa: E402
+from autograder import startup  # noqa: E402
+from autograder.pipeline import results  # noqa: E402
+from autograder.pipeline.course import notebook  # noqa: E402
+from autograder.pipeline.course.assignment import find_assignment  # noqa: E402
 from autograder.pipeline.errors import UserError  # noqa: E402
 from autograder.tools import corpus, stock  # noqa: E402
 from autograder.tools.nbgrader_cli import scratch_course  # noqa: E402
@@ -267,6 +269,7 @@ def run_runaway(files, jobs, without_seconds, timeout=None):
 
 def main():
     """Run both graders on the same class; print the comparison."""
+    startup.start()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--students", type=int, default=60)
     parser.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)))

@@ -41,7 +41,7 @@ c.Spawner.start_timeout = 120
 # The course id as the course's own settings give it (read here, by the hub: the
 # course folder is the instructor's, and students cannot read it).
 sys.path.insert(0, str(HERE.parent))
-from autograder.pipeline.course import load_config  # noqa: E402
+from autograder.pipeline.course.assignment import load_config  # noqa: E402
 
 COURSE_ID = load_config(COURSE).CourseDirectory.course_id
 

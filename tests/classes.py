@@ -39,7 +39,7 @@ def corpus_results(graded):
     The same shape as stock nbgrader's results (points and messages per test
     cell), read from the run's saved rows.
     """
-    from autograder.pipeline import notebook
+    from autograder.pipeline.course import notebook
     from autograder.pipeline.results import Store
     from autograder.tools.stock import StockResult
 

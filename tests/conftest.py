@@ -5,12 +5,17 @@ from pathlib import Path
 
 import pytest
 
-from autograder.pipeline import notebook
-from autograder.tools import corpus, generate, stock
+from autograder import startup
 
-from . import golden
-from . import lab as course
-from .golden import RELEASE_KEY, SOURCE_KEY
+# As every entry point does, before nbformat is imported: the tests call the engine in-process.
+startup.start()
+
+from autograder.pipeline.course import notebook  # noqa: E402
+from autograder.tools import corpus, generate, stock  # noqa: E402
+
+from . import golden  # noqa: E402
+from . import lab as course  # noqa: E402
+from .golden import RELEASE_KEY, SOURCE_KEY  # noqa: E402
 
 CORPUS_TABLE = pytest.StashKey[str]()
 
@@ -104,8 +109,8 @@ def course_template(tmp_path_factory):
 
     Built once per session; tests take copies (``lab.copy_course``).
     """
-    from autograder.pipeline.course import find_assignment
-    from autograder.pipeline.gradebook import ensure_gradebook
+    from autograder.pipeline.course.assignment import find_assignment
+    from autograder.pipeline.course.gradebook import ensure_gradebook
     from autograder.tools.nbgrader_cli import scratch_course
 
     template = scratch_course(course.ROOT, tmp_path_factory.mktemp("template") / "course", True)

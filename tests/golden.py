@@ -34,9 +34,9 @@ from typing import Any
 
 import nbformat
 
-from autograder.pipeline import notebook
-from autograder.pipeline.course import Assignment, find_assignment
-from autograder.pipeline.gradebook import sources_hash
+from autograder.pipeline.course import notebook
+from autograder.pipeline.course.assignment import Assignment, find_assignment
+from autograder.pipeline.course.gradebook import sources_hash
 from autograder.tools import corpus, stock
 from autograder.tools.nbgrader_cli import scratch_course
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import nbformat
 
-from autograder.pipeline import notebook
+from autograder.pipeline.course import notebook
 
 from . import lab as course
 

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from autograder.pipeline.course import CONFIG_FILES, find_assignment
+from autograder.pipeline.course.assignment import CONFIG_FILES, find_assignment
 
 ROOT = Path(__file__).resolve().parents[1]  # this repository: the course the tests check
 

@@ -2,7 +2,7 @@
 
 import re
 
-from autograder.pipeline import notebook
+from autograder.pipeline.course import notebook
 
 ANSWERS = [
     "attention_weights",

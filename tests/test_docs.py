@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from autograder import cli
-from autograder.pipeline import notebook
+from autograder.pipeline.course import notebook
 
 from . import lab as course
 

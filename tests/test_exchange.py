@@ -32,7 +32,7 @@ import nbformat
 import pytest
 
 from autograder.pipeline import results
-from autograder.pipeline.course import tool_environment
+from autograder.pipeline.course.assignment import tool_environment
 from autograder.tools import corpus
 
 from . import lab as course

@@ -16,7 +16,13 @@ from . import lab
 from .lab import ROOT
 
 PACKAGE = ROOT / "autograder"
-LAYERS = {"log": -1, "sandbox": 0, "pipeline": 1, "tools": 2}  # the package's own top level: 3
+LAYERS = {
+    "log": -1,
+    "startup": -1,
+    "sandbox": 0,
+    "pipeline": 1,
+    "tools": 2,
+}  # the package's own top level: 3
 
 
 def module_name(path: Path) -> str:
@@ -119,13 +125,13 @@ def test_the_engine_knows_no_lab():
 
 
 def test_nbgrader_internals_in_one_module():
-    """Do nbgrader's private parts appear only in pipeline/internals.py?"""
+    """Do nbgrader's private parts appear only in pipeline/course/internals.py?"""
     reaches = ("get_alembic_version", "session.commit", "node_modules", "_init_resources")
     found = [
         f"{name}: {reach}"
         for name, path in MODULES.items()
         for reach in reaches
-        if reach in path.read_text() and name != "autograder.pipeline.internals"
+        if reach in path.read_text() and name != "autograder.pipeline.course.internals"
     ]
     assert found == []
 
@@ -134,8 +140,9 @@ def test_nbgrader_internals_in_one_module():
 # no grading result. Everything else that writes a file, a CSV or the gradebook
 # fails test_only_the_results_module_writes_results.
 WRITES_NO_RESULT = {
-    "autograder.pipeline.notebook": "nbformat.write: a notebook (the corpus, the sample class)",
-    "autograder.pipeline.internals": "nbgrader's own steps, run by results.Recorder alone",
+    "autograder.pipeline.course.notebook": "nbformat.write: a notebook (corpus, sample class)",
+    "autograder.pipeline.course.internals": "nbgrader's own steps, run by results.Recorder alone",
+    "autograder.pipeline.files": "the one atomic writer, write_atomic, for whoever calls it",
     "autograder.sandbox.launcher": "the sandbox's cgroup and process limits",
     "autograder.sandbox.student": "the student's own process: its namespaces and helper files",
     "autograder.tools.generate": "the release, solutions and sample class",

@@ -8,7 +8,7 @@ column blocks and the output projection shown, and the stretch answer stated.
 
 import re
 
-from autograder.pipeline import notebook
+from autograder.pipeline.course import notebook
 
 # Formulas the prose leads the student to, which no docstring or comment may state.
 GIVEN_AWAY = [

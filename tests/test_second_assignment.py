@@ -16,8 +16,9 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from autograder.pipeline import notebook, results
-from autograder.pipeline.course import find_assignment
+from autograder.pipeline import results
+from autograder.pipeline.course import notebook
+from autograder.pipeline.course.assignment import find_assignment
 from autograder.tools.nbgrader_cli import run_nbgrader
 
 from . import lab

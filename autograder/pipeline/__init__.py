@@ -1,6 +1,14 @@
-"""The grading pipeline: one module per stage, run in the order :mod:`.grade` states.
+"""Grading a class: one folder per role, read in the order a student's grade passes through.
 
-collect -> sanitize -> execute -> score -> record -> report, with
-:mod:`.worker` running sanitize to score (and the feedback page) in worker
-processes, and :mod:`.internals` holding every reach into nbgrader's internals.
+- :mod:`~autograder.pipeline.course`: nbgrader's course as data (the assignment,
+  its cells, the gradebook, every reach into nbgrader's internals);
+- :mod:`~autograder.pipeline.submissions`: what the class handed in;
+- :mod:`~autograder.pipeline.grading`: one submission, in a worker;
+- :mod:`~autograder.pipeline.dispatch`: handing submissions to workers;
+- :mod:`~autograder.pipeline.results`: what a grading gave, and where it is kept;
+- :mod:`~autograder.pipeline.reports`: the pages and tables people read.
+
+:mod:`~autograder.pipeline.grade` runs them (the class) and
+:mod:`~autograder.pipeline.recording` keeps what each worker returns;
+:mod:`~autograder.pipeline.settings` owns every limit's default.
 """

@@ -10,7 +10,7 @@
 - :mod:`~autograder.sandbox.syscalls` is the seccomp filter student code runs under.
 """
 
-from .launcher import (
+from autograder.sandbox.launcher import (
     CellTimeout,
     Limits,
     Sandbox,

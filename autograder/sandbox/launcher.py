@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import wire
-from .student import PR_SET_PDEATHSIG, c_library
+from autograder.sandbox import wire
+from autograder.sandbox.student import PR_SET_PDEATHSIG, c_library
 
 ZYGOTE = "autograder.sandbox.student import zygote"  #: in every sandbox's command line
 GRACE = 3.0  #: seconds an interrupted cell gets to stop before its process is killed

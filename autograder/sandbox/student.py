@@ -14,7 +14,7 @@ control socket. For every submission it forks a child, which
    this function on these arrays. Only data crosses (:mod:`autograder.sandbox.wire`).
 
 Test cells never run here: the verdicts are computed by the grader, in a
-process student code never touched (:mod:`autograder.pipeline.execute`).
+process student code never touched (:mod:`autograder.pipeline.grading.execute`).
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from . import syscalls, wire
-from .outputs import Budget, OutputStream, error_output, finish, shorten
+from autograder.sandbox import syscalls, wire
+from autograder.sandbox.outputs import Budget, OutputStream, error_output, finish, shorten
 
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
 CLONE_NEWNET, CLONE_NEWIPC, CLONE_NEWUTS = 0x40000000, 0x08000000, 0x04000000

@@ -13,9 +13,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from ..pipeline import notebook
-from ..pipeline.course import find_assignment
-from . import self_check
+from autograder.pipeline.course import notebook
+from autograder.pipeline.course.assignment import find_assignment
+from autograder.tools import self_check
 
 
 def check(

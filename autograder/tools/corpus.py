@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..pipeline import notebook
-from ..pipeline.course import find_assignment
+from autograder.pipeline.course import notebook
+from autograder.pipeline.course.assignment import find_assignment
 
 _log = logging.getLogger(__name__)
 
@@ -150,7 +150,7 @@ def main(
     readme: bool = False,
 ) -> int:  # fmt: skip
     """Grade the corpus with stock nbgrader and print what the hidden tests catch."""
-    from . import stock  # stock nbgrader: only needed to grade the corpus
+    from autograder.tools import stock  # stock nbgrader: only needed to grade the corpus
 
     chosen = find_assignment(course, assignment)
     (name,) = chosen.notebooks  # the corpus fills one notebook's answers

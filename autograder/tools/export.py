@@ -37,11 +37,11 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 
-from ..pipeline.collect import slug
-from ..pipeline.course import Assignment, find_assignment
-from ..pipeline.errors import UserError
-from ..pipeline.grade import LEDGER
-from ..pipeline.results import Store, after_penalty
+from autograder.pipeline.course.assignment import Assignment, find_assignment
+from autograder.pipeline.course.gradebook import database_file
+from autograder.pipeline.errors import UserError
+from autograder.pipeline.results import ClassFolder, after_penalty, ledger
+from autograder.pipeline.submissions.collect import slug
 
 _log = logging.getLogger(__name__)
 
@@ -87,18 +87,18 @@ def totals(assignment: Assignment) -> dict[str, Total]:
     """:func:`totals_in` the course's gradebook, each with why it is not final, if it is not.
 
     Beside what the gradebook says (an ungraded written answer), the grader's
-    own record of the last grading (:data:`~autograder.pipeline.grade.LEDGER`)
+    own record of the last grading (:func:`~autograder.pipeline.results.ledger`)
     says whether the notebook was fully graded (status ``ok``).
     """
     db_url = str(assignment.coursedir.db_url)
-    database = Path(db_url.removeprefix("sqlite:///"))
-    if db_url.startswith("sqlite:///") and not database.is_file():
+    database = database_file(db_url)
+    if database is not None and not database.is_file():
         raise UserError(f"no gradebook at {database}: grade the class first")
     with Gradebook(db_url) as gb:
         found = totals_in(gb, assignment.id)
-    ledger = Store(assignment.root / LEDGER, assignment.id)
+    recorded = ledger(assignment)
     for student_id, total in found.items():
-        saved = ledger.load(student_id) or {}
+        saved = recorded.load(student_id) or {}
         status = str((saved.get("row") or {}).get("status", "ok"))
         if status != "ok":
             why = "; ".join(filter(None, [f"graded {status}", total.pending]))
@@ -323,7 +323,7 @@ def canvas(
     *,
     template: Path | str,
     column: str | None = None,
-    out: Path | str = Path("grades") / "canvas.csv",
+    out: Path | str = ClassFolder.DEFAULT / "canvas.csv",
     final: bool = False,
     assignment: str | None = None,
     course: Path | str | None = None,
@@ -465,8 +465,8 @@ def write_moodle(
 def moodle(
     *,
     worksheet: Path | str,
-    out: Path | str = Path("grades") / "moodle.csv",
-    feedback: Path | str = Path("grades") / "feedback",
+    out: Path | str = ClassFolder.DEFAULT / "moodle.csv",
+    feedback: Path | str = ClassFolder.DEFAULT / "feedback",
     match_names: bool = False,
     final: bool = False,
     assignment: str | None = None,

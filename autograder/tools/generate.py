@@ -31,11 +31,11 @@ from typing import Any
 import jinja2
 from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 
-from ..pipeline import notebook
-from ..pipeline.course import Assignment, find_assignment
-from . import self_check
-from .corpus import CORPUS, load_corpus
-from .nbgrader_cli import run_nbgrader, scratch_course
+from autograder.pipeline.course import notebook
+from autograder.pipeline.course.assignment import Assignment, find_assignment
+from autograder.tools import self_check
+from autograder.tools.corpus import CORPUS, load_corpus
+from autograder.tools.nbgrader_cli import run_nbgrader, scratch_course
 
 _log = logging.getLogger(__name__)
 

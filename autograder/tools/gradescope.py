@@ -43,16 +43,18 @@ from typing import Any
 
 import nbformat
 
-from ..pipeline import execute, notebook
-from ..pipeline import grade as grading
-from ..pipeline.course import Assignment, config_files, find_assignment
-from ..sandbox.launcher import kill_user, run_uid
+from autograder import startup
+from autograder.pipeline import grade as grading
+from autograder.pipeline.course import dependencies, notebook
+from autograder.pipeline.course.assignment import Assignment, config_files, find_assignment
+from autograder.pipeline.results import ClassFolder
+from autograder.pipeline.settings import GradingLimits
+from autograder.sandbox.launcher import kill_user, run_uid
 
 _log = logging.getLogger(__name__)
 
 GRADESCOPE_ROOT = "/autograder"
 STUDENT = "student"  #: the one student a Gradescope run grades
-SANDBOX_WARNING = "grading WITHOUT these protections"
 PACKAGE_FILES = ("pyproject.toml", "constraints.txt")
 
 SETUP_SH = """#!/usr/bin/env bash
@@ -143,7 +145,7 @@ def grading_copy(source_nb: Any, release_nb: Any) -> Any:
     answer, so a student who reads the bundle in Gradescope's container finds
     no solution to copy; a name the answer binds and the stub does not is bound
     to None after it, since the grader takes from the student exactly the names
-    the source's answers bind (:func:`~autograder.pipeline.execute.student_names`).
+    the source's answers bind (:func:`~autograder.pipeline.grading.execute.student_names`).
     """
     stubs = notebook.answers(release_nb)
     copy = nbformat.from_dict(source_nb)
@@ -152,7 +154,7 @@ def grading_copy(source_nb: Any, release_nb: Any) -> Any:
             continue
         stub = stubs[notebook.grade_id(cell)]
         if cell.cell_type == "code":
-            missing = sorted(execute.binds(cell.source) - execute.binds(stub))
+            missing = sorted(dependencies.binds(cell.source) - dependencies.binds(stub))
             stub += "".join(f"\n{name} = None  # the answer binds it" for name in missing)
         cell.source = stub
     return copy
@@ -252,12 +254,18 @@ def _tests(
 
 
 def results_for(
-    chosen: Assignment, row: dict[str, Any], log: str, said: dict[str, str] | None = None
+    chosen: Assignment,
+    row: dict[str, Any],
+    log: str,
+    said: dict[str, str] | None = None,
+    unprotected: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """Gradescope's ``results.json`` for one graded outcome.
 
     row: an :class:`~autograder.pipeline.results.Outcome`, as a dict; said:
-    what visible tests say, from a run without hidden tests (:func:`visible_only`).
+    what visible tests say, from a run without hidden tests (:func:`visible_only`);
+    unprotected: the protections the run went without (its
+    :class:`~autograder.pipeline.grade.ClassGrades`), told to instructors only.
     """
     columns = notebook.Columns({n: notebook.read(chosen.source(n)) for n in chosen.notebooks})
     tests = _tests(chosen, row, columns, said)
@@ -281,13 +289,12 @@ def results_for(
     )
     log = plain_log(log)
     instructor = ["Grader log:", log.strip() or "(nothing)"]
-    missing = protections_missing(log)
-    if missing:
+    if unprotected:
         instructor.insert(
             0,
             "The submission was graded with less protection than the batch grader's, "
             "still in its own process as nobody with time and memory limits, because: "
-            + "; ".join(missing),
+            + "; ".join(unprotected),
         )
     tests.append(
         {
@@ -309,14 +316,6 @@ def results_for(
 def plain_log(log: str) -> str:
     """The log as a person reads it: a progress bar's redrawn lines (``\\r``) kept last only."""
     return "\n".join(line.rsplit("\r", 1)[-1] for line in log.splitlines())
-
-
-def protections_missing(log: str) -> list[str]:
-    """What the grader's warning says it graded without (its own words), or []."""
-    if SANDBOX_WARNING not in log:
-        return []
-    listed = log.split(SANDBOX_WARNING, 1)[1].splitlines()[1:]
-    return [line.strip()[2:] for line in listed if line.strip().startswith("- ")]
 
 
 def failure(why: str, log: str = "") -> dict[str, Any]:
@@ -463,29 +462,32 @@ def run(root: Path | str = GRADESCOPE_ROOT, course: Path | str | None = None) ->
             results = failure(f"no {wanted} in your submission; upload the notebook itself.")
         else:
             with tempfile.TemporaryDirectory(prefix="gradescope-") as scratch:
-                subs, out = Path(scratch) / "submissions", Path(scratch) / "grades"
+                scratch_path = Path(scratch)
+                subs, out = scratch_path / "submissions", ClassFolder(scratch_path / "grades")
                 for name, path in files.items():
                     target = subs / chosen.submission_path(STUDENT, name)
                     target.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(path, target)
-                timeout = grading.course_timeout(chosen)
-                request = grading.Request(subs, chosen, out, 1, timeout, dry_run=True)
+                limits = GradingLimits.for_course(chosen)
+                request = grading.Request(subs, chosen, out, 1, limits, dry_run=True)
                 # What visible tests show comes from a run with no hidden test in it, beside
                 # the graded one: before grades are published, nothing a hidden test knows
                 # can show.
-                visible = visible_only(chosen, Path(scratch))
+                visible = visible_only(chosen, scratch_path)
                 shown = grading.Request(
-                    subs, visible, out.with_name("shown"), 1, timeout, dry_run=True
+                    subs, visible, ClassFolder(scratch_path / "shown"), 1, limits, dry_run=True
                 )
                 with VisibleRun(shown) as seen:
                     helpers.append(seen.pid)
                     with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
-                        outcome = grading.run(request).outcome(STUDENT)
+                        graded = grading.run(request)
                     messages = seen.messages()
+                outcome = graded.outcome(STUDENT)
                 if outcome is None:
                     results = failure("the grader gave no result; your instructor has been told.")
                 else:
-                    results = results_for(chosen, outcome.as_dict(), log.getvalue(), messages)
+                    row, text = outcome.as_dict(), log.getvalue()
+                    results = results_for(chosen, row, text, messages, graded.unprotected)
     except Refused as why:
         results = failure(f"{why}.")
     except Exception:
@@ -509,6 +511,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", default=os.environ.get("GRADESCOPE_ROOT", GRADESCOPE_ROOT))
     parser.add_argument("--course", default=None)
     args = parser.parse_args(argv)
+    startup.start()
     results = run(args.root, args.course)
     _log.info(results["output"])
     return 0

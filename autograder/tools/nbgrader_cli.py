@@ -13,7 +13,12 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from ..pipeline.course import config_files, course_directory, load_config, tool_environment
+from autograder.pipeline.course.assignment import (
+    config_files,
+    course_directory,
+    load_config,
+    tool_environment,
+)
 
 
 class NbgraderError(RuntimeError):

@@ -21,7 +21,7 @@ from nbgrader.api import Gradebook
 from nbgrader.plugins import ExportPlugin
 from traitlets import Bool, Unicode
 
-from . import export
+from autograder.tools import export
 
 
 def _one_line(plugin: ExportPlugin, error: export.UserError) -> None:

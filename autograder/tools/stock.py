@@ -19,9 +19,10 @@ from typing import Any
 
 from nbgrader.api import Gradebook
 
-from ..pipeline import notebook, score
-from ..pipeline.course import Assignment, find_assignment
-from .nbgrader_cli import run_nbgrader, scratch_course
+from autograder.pipeline.course import notebook
+from autograder.pipeline.course.assignment import Assignment, find_assignment
+from autograder.pipeline.grading import score
+from autograder.tools.nbgrader_cli import run_nbgrader, scratch_course
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 import pytest
 
-from autograder.pipeline import class_report
+from autograder.pipeline.reports import class_report
 from autograder.pipeline.results import Outcome
 
 
@@ -154,6 +154,7 @@ ADVERSARIAL = [
 ]
 
 
+@pytest.mark.slow  # renders many pages
 def test_no_message_stalls_the_report():
     """Does every adversarial message get its key at once, never backtracking for hours?
 
@@ -164,7 +165,7 @@ def test_no_message_stalls_the_report():
     import sys
 
     code = (
-        "import sys, json; from autograder.pipeline.class_report import mistake_key;"
+        "import sys, json; from autograder.pipeline.reports.class_report import mistake_key;"
         "[mistake_key(m) for m in json.load(sys.stdin)]; print('done')"
     )
     import json

@@ -5,8 +5,9 @@ import zipfile
 
 import pytest
 
-from autograder.pipeline import collect
+from autograder.pipeline import files
 from autograder.pipeline.errors import UserError
+from autograder.pipeline.submissions import collect
 
 from .. import lab as course
 
@@ -310,4 +311,4 @@ def test_files_beside_the_notebook_are_read_with_a_bound(tmp_path):
     assert peak < 8 * 2**20, f"{peak / 2**20:.0f} MiB held to read two folders"
     assert found["ben"].timestamp is None and "timestamp.txt" in found["ben"].notes[0]
     assert found["ada"].timestamp.day == 2 and found["ada"].notes == []
-    assert collect.read_bounded(stamp) is None and collect.read_bounded(tmp_path) is None
+    assert files.read_bounded(stamp) is None and files.read_bounded(tmp_path) is None

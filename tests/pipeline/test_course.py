@@ -5,7 +5,7 @@ import shutil
 import pytest
 
 from autograder import cli
-from autograder.pipeline.course import find_assignment
+from autograder.pipeline.course.assignment import find_assignment
 from autograder.pipeline.errors import Status, UserError
 
 from .. import lab

@@ -10,8 +10,8 @@ import io
 import nbformat
 import pytest
 
-from autograder.pipeline import execute
 from autograder.pipeline.errors import Status
+from autograder.pipeline.grading import execute
 from autograder.sandbox import CellTimeout, wire
 from autograder.sandbox.outputs import MAX_CELL_OUTPUTS
 

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from autograder.pipeline import notebook
+from autograder.pipeline.course import notebook
 
 from .. import browser
 from .. import lab as course

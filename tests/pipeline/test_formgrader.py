@@ -14,7 +14,8 @@ import urllib.request
 import nbformat
 import pytest
 
-from autograder.pipeline import notebook, results
+from autograder.pipeline import results
+from autograder.pipeline.course import notebook
 
 from .. import lab
 

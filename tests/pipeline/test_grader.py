@@ -19,7 +19,8 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from autograder.pipeline import dependencies, notebook, results
+from autograder.pipeline import results
+from autograder.pipeline.course import dependencies, notebook
 from autograder.sandbox import Limits
 from autograder.sandbox.launcher import PROCESS_SLACK, ZYGOTE
 

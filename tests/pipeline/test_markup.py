@@ -4,7 +4,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from autograder.pipeline import markup
+from autograder.pipeline.reports import markup
 
 ATTACKS = [
     "<script>alert(1)</script>",

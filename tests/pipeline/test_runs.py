@@ -15,8 +15,9 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from autograder.pipeline import notebook, results
-from autograder.pipeline.course import tool_environment
+from autograder.pipeline import results
+from autograder.pipeline.course import notebook
+from autograder.pipeline.course.assignment import tool_environment
 from autograder.tools.nbgrader_cli import run_nbgrader, scratch_course
 
 from .. import lab

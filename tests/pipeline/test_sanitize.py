@@ -6,7 +6,8 @@ import pytest
 from nbgrader.nbgraderformat import ValidationError
 from nbgrader.preprocessors import CheckCellMetadata
 
-from autograder.pipeline import execute, internals, notebook, sanitize
+from autograder.pipeline.course import dependencies, internals, notebook
+from autograder.pipeline.grading import execute, sanitize
 
 
 def _breakages():
@@ -70,7 +71,7 @@ def test_binds_sees_top_level_names_only():
     source = (
         "import numpy as np\nfrom a import b\nx, (y, z) = 1, (2, 3)\ndef f(q):\n    w = q\n%pwd"
     )
-    assert execute.binds(source) == {"np", "b", "x", "y", "z", "f"}
+    assert dependencies.binds(source) == {"np", "b", "x", "y", "z", "f"}
 
 
 def test_moved_instructor_cells(release_nb):

@@ -10,11 +10,14 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from autograder.pipeline import feedback, grade, internals, report, results, score
-from autograder.pipeline.course import find_assignment
+from autograder.pipeline import results
+from autograder.pipeline.course import gradebook, internals
+from autograder.pipeline.course.assignment import find_assignment
+from autograder.pipeline.course.notebook import Columns
 from autograder.pipeline.errors import Status
-from autograder.pipeline.notebook import Columns
-from autograder.pipeline.worker import Result
+from autograder.pipeline.grading import score
+from autograder.pipeline.reports import feedback_page, terminal
+from autograder.pipeline.results import Graded
 
 from .. import lab
 
@@ -92,8 +95,8 @@ def test_report_writes_the_contract_csv(tmp_path):
         "bo,2.5,5,ok,3.5,1,2,1.5",
         "cy,0,5,ok,1,2,1,",
     ]
-    assert "failed by 1 of 1" not in report.summary(rows[:1], {"test_mean": 2.0})
-    assert "late: 3.5 less a penalty of 1" in report.table(rows)
+    assert "failed by 1 of 1" not in terminal.summary(rows[:1], {"test_mean": 2.0})
+    assert "late: 3.5 less a penalty of 1" in terminal.table(rows)
 
 
 def test_csv_cells_are_never_formulas(tmp_path):
@@ -106,9 +109,9 @@ def test_csv_cells_are_never_formulas(tmp_path):
 
 def test_feedback_page_shows_scores_and_notes(executed):
     """Does the page carry the points, the failing message, and a note when not ok?"""
-    renderer = feedback.Renderer(lab.ASSIGNMENT)
+    renderer = feedback_page.Renderer(lab.ASSIGNMENT)
     columns = Columns({"n.ipynb": executed})
-    result = Result("ada", "", Status.TIMEOUT, "ran too long", {}, {}, {})
+    result = Graded("ada", "", Status.TIMEOUT, "ran too long", {}, {}, {})
     page = renderer.render("ada", {"n.ipynb": executed}, columns, score.points(executed), result)
     assert "wrong axis" in page and "Grading note" in page and "Ran too long" in page
     assert "Score: <b>2.0 / 5.0</b>" in page
@@ -116,9 +119,9 @@ def test_feedback_page_shows_scores_and_notes(executed):
 
 def test_status_note_is_absent_when_ok(executed):
     """Is there no grading note on an ok page?"""
-    renderer = feedback.Renderer(lab.ASSIGNMENT)
+    renderer = feedback_page.Renderer(lab.ASSIGNMENT)
     columns = Columns({"n.ipynb": executed})
-    result = Result("ada", "", Status.OK, "", {}, {}, {})
+    result = Graded("ada", "", Status.OK, "", {}, {}, {})
     page = renderer.render("ada", {"n.ipynb": executed}, columns, {}, result)
     assert "Grading note" not in page
 
@@ -140,9 +143,9 @@ def test_record_writes_gradebook(tmp_path):
         shutil.copy(lab.ROOT / name, course_dir / name)
     shutil.copytree(lab.ROOT / "source", course_dir / "source")
     assignment = find_assignment(course_dir)
-    db_url = grade.ensure_gradebook(assignment)
+    db_url = gradebook.ensure_gradebook(assignment)
     recorder = results.Recorder(assignment, db_url, tmp_path / "out")
-    result = Result("ada", "x", Status.UNREADABLE, "the file is empty", {}, {}, {})
+    result = Graded("ada", "x", Status.UNREADABLE, "the file is empty", {}, {}, {})
     recorder.save(result)
     recorder.close()
     with Gradebook(db_url) as gb:

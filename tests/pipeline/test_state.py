@@ -4,9 +4,9 @@ from datetime import datetime
 
 import pytest
 
-from autograder.pipeline import grade
-from autograder.pipeline.collect import Submission
+from autograder.pipeline import recording
 from autograder.pipeline.results import NOT_FINISHED, Outcome, Store, StoredRows
+from autograder.pipeline.submissions.collect import Submission
 
 
 def _row(student: str, points: float, status: str = "ok") -> Outcome:
@@ -45,8 +45,8 @@ def test_rerun_skips_only_finished_unchanged_students(tmp_path):
     state.save("bo", NOT_FINISHED, _row("bo", 0.0, "grader_error"))
     state.save("cy", key, _row("cy", 2.0))
     changed = _submission("cy", b"edited")
-    unchanged, todo = grade._pending([done, failed, changed], state, False, "settings", None)
+    unchanged, todo = recording.pending([done, failed, changed], state, False, "settings", None)
     assert [s.student_id for s in unchanged] == ["al"]
     assert [s.student_id for s in todo] == ["bo", "cy"]
-    _, forced = grade._pending([done], state, True, "settings", None)
+    _, forced = recording.pending([done], state, True, "settings", None)
     assert [s.student_id for s in forced] == ["al"]

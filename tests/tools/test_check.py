@@ -15,7 +15,7 @@ import venv
 import nbformat
 import pytest
 
-from autograder.pipeline import notebook
+from autograder.pipeline.course import notebook
 from autograder.tools import self_check
 
 from .. import lab as course
@@ -93,6 +93,7 @@ def test_untouched_release_is_not_attempted():
     assert done.stdout.count("not attempted") == len(ANSWERS)
 
 
+@pytest.mark.slow  # starts the command line
 def test_unreadable_file(tmp_path):
     """Is a broken file refused in one line, exit 2, without running anything?"""
     path = tmp_path / course.NOTEBOOK
@@ -143,7 +144,7 @@ def self_check_stubs(release_nb):
 
 def test_shipped_stubs_are_the_release(release_nb):
     """Does the shipped self-check know exactly the release's answers and stubs?"""
-    from autograder.pipeline import notebook
+    from autograder.pipeline.course import notebook
 
     assert self_check_stubs(release_nb) == notebook.answers(release_nb)
 

@@ -12,7 +12,7 @@ the table in docs/corpus.md, made by stock nbgrader (``make golden``), must matc
 
 import pytest
 
-from autograder.pipeline import notebook
+from autograder.pipeline.course import notebook
 from autograder.tools import corpus
 
 from .. import lab as course

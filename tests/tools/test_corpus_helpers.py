@@ -2,7 +2,7 @@
 
 import pytest
 
-from autograder.pipeline import dependencies, notebook
+from autograder.pipeline.course import dependencies, notebook
 from autograder.tools import corpus
 
 

@@ -13,7 +13,7 @@ import zipfile
 import pytest
 from nbgrader.api import Gradebook
 
-from autograder.pipeline.course import find_assignment, tool_environment
+from autograder.pipeline.course.assignment import find_assignment, tool_environment
 from autograder.tools import export
 
 pytestmark = pytest.mark.slow

@@ -5,7 +5,7 @@ import copy
 import nbformat
 import pytest
 
-from autograder.pipeline import notebook
+from autograder.pipeline.course import notebook
 from autograder.tools import generate
 
 from .. import lab as course

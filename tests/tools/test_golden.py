@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from autograder.pipeline.course import find_assignment
+from autograder.pipeline.course.assignment import find_assignment
 from autograder.tools.nbgrader_cli import scratch_course
 
 from .. import golden

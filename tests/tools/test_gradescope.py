@@ -18,7 +18,8 @@ import zipfile
 import nbformat
 import pytest
 
-from autograder.pipeline import notebook, results
+from autograder.pipeline import results
+from autograder.pipeline.course import notebook
 from autograder.sandbox.launcher import RUN_UIDS
 
 from .. import lab as course
@@ -136,8 +137,8 @@ def test_a_forbidden_sandbox_is_told_to_instructors_only(source_nb):
     from autograder.tools import gradescope
 
     row = {"points": {}, "messages": {}, "status": "ok"}
-    log = "WARNING: grading WITHOUT these protections:\n  - bubblewrap did not start"
-    results = gradescope.results_for(course.ASSIGNMENT, row, log)
+    unprotected = ("bubblewrap did not start",)
+    results = gradescope.results_for(course.ASSIGNMENT, row, "", None, unprotected)
     hidden = [t for t in results["tests"] if t["visibility"] == "hidden"]
     assert len(hidden) == 1 and "because: bubblewrap did not start" in hidden[0]["output"]
     shown = [t["output"] for t in results["tests"] if t["visibility"] != "hidden"]

@@ -11,30 +11,35 @@ page, the class report and the summary show, and what the rerun state
 ``tests/test_layers.py`` checks it.
 """
 
-from .outcome import (
+from autograder.pipeline.results.graded import Graded
+from autograder.pipeline.results.outcome import (
     HEADER,
     Outcome,
     after_penalty,
     cell_text,
     from_gradebook,
+    from_grading,
     read_csv,
     write_csv,
 )
-from .recorder import Recorder, gradebook_has_assignment, write_atomic
-from .store import (
+from autograder.pipeline.results.recorder import Recorder
+from autograder.pipeline.results.store import (
+    COURSE_LOCK,
     NOT_FINISHED,
+    ClassFolder,
     Store,
     StoredRows,
     exclusive,
-    keep_only,
-    page_path,
-    write_page,
-    write_report,
+    ledger,
+    rerun_key,
 )
 
 __all__ = [
+    "COURSE_LOCK",
     "HEADER",
     "NOT_FINISHED",
+    "ClassFolder",
+    "Graded",
     "Outcome",
     "Recorder",
     "Store",
@@ -42,13 +47,10 @@ __all__ = [
     "StoredRows",
     "cell_text",
     "exclusive",
+    "from_grading",
     "from_gradebook",
-    "gradebook_has_assignment",
-    "keep_only",
-    "page_path",
+    "ledger",
     "read_csv",
-    "write_atomic",
+    "rerun_key",
     "write_csv",
-    "write_page",
-    "write_report",
 ]

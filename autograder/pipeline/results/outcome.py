@@ -11,8 +11,7 @@ every view (``grades.csv``, the pages, the report, the exports) shows the total
 from __future__ import annotations
 
 import csv
-import os
-import tempfile
+import io
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -20,8 +19,11 @@ from typing import Any
 
 from nbgrader.api import Gradebook, MissingEntry
 
-from .. import internals
-from ..course import Assignment
+from autograder.pipeline.course import internals
+from autograder.pipeline.course.assignment import Assignment
+from autograder.pipeline.course.notebook import Columns
+from autograder.pipeline.files import write_atomic
+from autograder.pipeline.results.graded import Graded
 
 HEADER = ("student_id", "score", "max_score", "status", "raw_score", "late_penalty")
 
@@ -69,11 +71,31 @@ class Outcome:
         return asdict(self)
 
 
-def from_gradebook(gb: Gradebook, assignment: Assignment, columns: Any, graded: Outcome) -> Outcome:
+def from_grading(graded: Graded, columns: Columns) -> Outcome:
+    """What the worker's grading alone says: a notebook not graded scores 0 in every column."""
+    points: dict[str, float | None] = dict.fromkeys(columns.possible)
+    for (name, _grade_id), column in columns.of.items():
+        if graded.notebooks.get(name) is None:
+            points[column] = 0.0
+    points.update(graded.points)
+    return Outcome(
+        graded.student_id,
+        points,
+        sum(columns.possible.values()),
+        str(graded.status),
+        graded.detail,
+        graded.messages,
+        not_attempted=list(graded.not_attempted),
+    )
+
+
+def from_gradebook(
+    gb: Gradebook, assignment: Assignment, columns: Columns, graded: Outcome
+) -> Outcome:
     """``graded`` (the worker's grading) with the points, comments and penalty the gradebook holds.
 
-    columns: the assignment's :class:`~autograder.pipeline.notebook.Columns`. A student missing
-    from the gradebook keeps ``graded`` as it is.
+    columns: the assignment's :class:`~autograder.pipeline.course.notebook.Columns`.
+    A student missing from the gradebook keeps ``graded`` as it is.
     """
     try:
         submission = gb.find_submission(assignment.id, graded.student_id)
@@ -113,25 +135,22 @@ def cell_text(text: str) -> str:
 
 def write_csv(outcomes: Iterable[Outcome], grade_ids: list[str], path: Path | str) -> None:
     """Write ``grades.csv`` (the contract's header, then a column per graded cell), atomically."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=".grades-", suffix=".csv")
-    with os.fdopen(handle, "w", newline="") as out:
-        writer = csv.writer(out)
-        writer.writerow([*HEADER, *grade_ids])
-        for row in outcomes:
-            writer.writerow(
-                [
-                    cell_text(row.student_id),
-                    _number(row.score),
-                    _number(row.max_score),
-                    row.status,
-                    _number(row.raw_score),
-                    _number(row.late_penalty),
-                    *(_number(row.points.get(g)) for g in grade_ids),
-                ]
-            )
-    os.replace(tmp, path)
+    text = io.StringIO(newline="")  # a class of 10,000 is about 2 MB of CSV
+    writer = csv.writer(text)
+    writer.writerow([*HEADER, *grade_ids])
+    for row in outcomes:
+        writer.writerow(
+            [
+                cell_text(row.student_id),
+                _number(row.score),
+                _number(row.max_score),
+                row.status,
+                _number(row.raw_score),
+                _number(row.late_penalty),
+                *(_number(row.points.get(g)) for g in grade_ids),
+            ]
+        )
+    write_atomic(path, text.getvalue())
 
 
 def read_csv(path: Path | str) -> list[dict[str, str]]:

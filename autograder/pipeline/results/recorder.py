@@ -11,22 +11,17 @@ as each student's :class:`~.outcome.Outcome`.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 
-from .. import internals
-from ..collect import read_bounded
-from ..course import Assignment
-
-if TYPE_CHECKING:
-    from ..worker import Result
+from autograder.pipeline.course import internals
+from autograder.pipeline.course.assignment import Assignment
+from autograder.pipeline.files import read_bounded, write_atomic
+from autograder.pipeline.results.graded import Graded
 
 
 def person(name: str) -> tuple[str | None, str]:
@@ -40,16 +35,6 @@ def person(name: str) -> tuple[str | None, str]:
         return first.strip() or None, last.strip()
     first, _, last = name.strip().rpartition(" ")
     return first or None, last
-
-
-def write_atomic(path: Path | str, data: str | bytes) -> None:
-    """Write ``data`` to ``path`` so a crash never leaves half a file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(handle, "wb") as out:
-        out.write(data.encode() if isinstance(data, str) else data)
-    os.replace(tmp, path)
 
 
 class Recorder:
@@ -76,7 +61,7 @@ class Recorder:
 
     def save(
         self,
-        result: Result,
+        result: Graded,
         timestamp: datetime | None = None,
         submitted: Mapping[str, bytes] | None = None,
         lms_id: str = "",
@@ -174,16 +159,3 @@ class Recorder:
         for grade in submitted.grades:
             grade.auto_score = 0
             grade.needs_manual_grade = False
-
-
-def gradebook_has_assignment(db_url: str, assignment: Assignment) -> bool:
-    """Has ``nbgrader generate_assignment`` recorded the assignment in this gradebook?"""
-    if db_url.startswith("sqlite:///") and not Path(db_url[len("sqlite:///") :]).exists():
-        return False
-    with Gradebook(db_url) as gb:
-        try:
-            recorded = gb.find_assignment(assignment.id)
-        except MissingEntry:
-            return False
-        names = {nb.name for nb in recorded.notebooks if nb.grade_cells}
-        return names == set(assignment.stems)

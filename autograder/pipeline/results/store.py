@@ -18,12 +18,14 @@ import json
 import logging
 import shutil
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, ClassVar, overload
 
-from ... import log
-from .outcome import Outcome
-from .recorder import write_atomic
+from autograder import log
+from autograder.pipeline.course.assignment import Assignment
+from autograder.pipeline.files import write_atomic
+from autograder.pipeline.results.outcome import Outcome
 
 _log = logging.getLogger(__name__)
 
@@ -42,6 +44,105 @@ def exclusive(path: Path, what: str) -> Iterator[None]:
 
 
 NOT_FINISHED = ""  #: the content key of a row a rerun must grade again (a grader error)
+
+
+def rerun_key(sha256: str, settings: str) -> str:
+    """What a student's row was graded from: their files' content and the run's settings.
+
+    A rerun skips the student only when both are unchanged.
+    """
+    return f"{sha256}:{settings}"
+
+
+@dataclass(frozen=True)
+class ClassFolder:
+    """A grading run's output folder (``grade --out``), and where each of its files goes.
+
+    It holds exactly one class: ``grades.csv``, one feedback page per student,
+    the class report, the rerun state, and (for a dry run) the graded notebooks.
+    """
+
+    root: Path
+    DEFAULT: ClassVar[Path] = Path("grades")  #: where a run writes unless told otherwise
+
+    @property
+    def csv(self) -> Path:
+        """``grades.csv``: a row per student, a column per graded cell."""
+        return self.root / "grades.csv"
+
+    @property
+    def feedback(self) -> Path:
+        """The folder of feedback pages, ``<student>.html`` each."""
+        return self.root / "feedback"
+
+    def page(self, student_id: str) -> Path:
+        """One student's feedback page."""
+        return self.feedback / f"{student_id}.html"
+
+    @property
+    def report(self) -> Path:
+        """The class report: what the class got wrong."""
+        return self.root / "report.html"
+
+    @property
+    def state(self) -> Store:
+        """Each student's outcome and what it was graded from (``.state/``)."""
+        return Store(self.root)
+
+    @property
+    def autograded(self) -> Path:
+        """A dry run's graded notebooks (a real run keeps them in the course)."""
+        return self.root / "autograded"
+
+    @property
+    def lock(self) -> Path:
+        """Held while a run writes here."""
+        return self.root / ".lock"
+
+    def write_page(self, student_id: str, html: str) -> None:
+        """Write one student's feedback page."""
+        write_atomic(self.page(student_id), html)
+
+    def write_report(self, html: str) -> None:
+        """Write the class report."""
+        write_atomic(self.report, html)
+
+    def keep_only(self, student_ids: set[str]) -> list[str]:
+        """Remove the pages, saved outcomes and (dry runs') graded notebooks of students not
+        in ``student_ids``; their ids.
+
+        The folder holds exactly one class: grading another class into it leaves
+        no page of the first behind.
+        """
+        gone = set()
+        for folder, suffix in ((self.feedback, ".html"), (self.state.folder, ".json")):
+            if not folder.is_dir():
+                continue
+            for path in folder.glob(f"*{suffix}"):
+                if path.name.removesuffix(suffix) not in student_ids:
+                    path.unlink()
+                    gone.add(path.name.removesuffix(suffix))
+        if self.autograded.is_dir():
+            for folder in self.autograded.iterdir():
+                if folder.is_dir() and not folder.is_symlink() and folder.name not in student_ids:
+                    shutil.rmtree(folder)
+                    gone.add(folder.name)
+        return sorted(gone)
+
+
+#: in the course folder: what the gradebook last recorded of each student, per assignment
+LEDGER = ".autograder"
+#: in the course folder: held while a run records into the course's gradebook
+COURSE_LOCK = ".grading.lock"
+
+
+def ledger(assignment: Assignment) -> Store:
+    """What the course's gradebook last recorded of each student of ``assignment``.
+
+    Each with the rerun key it was graded from
+    (:data:`~autograder.pipeline.results.store.NOT_FINISHED`: a grade to be redone).
+    """
+    return Store(assignment.root / LEDGER, assignment.id)
 
 
 class Store:
@@ -118,42 +219,3 @@ class StoredRows(Sequence[Outcome]):
         if row is None:
             raise OSError(f"the grading state of {student_id} in {self.state.folder} is gone")
         return row
-
-
-def page_path(out: Path, student_id: str) -> Path:
-    """Where a student's feedback page goes in the output folder ``out``."""
-    return Path(out) / "feedback" / f"{student_id}.html"
-
-
-def write_page(out: Path, student_id: str, html: str) -> None:
-    """Write a student's feedback page into ``out/feedback/``."""
-    write_atomic(page_path(out, student_id), html)
-
-
-def write_report(out: Path, html: str) -> None:
-    """Write the class report, ``out/report.html``."""
-    write_atomic(Path(out) / "report.html", html)
-
-
-def keep_only(out: Path, student_ids: set[str]) -> list[str]:
-    """Remove the pages, saved outcomes and (dry runs') graded notebooks of students not in
-    ``student_ids``; their ids.
-
-    ``out`` holds exactly one class: grading another class into it leaves no
-    page of the first behind.
-    """
-    gone = set()
-    for folder, suffix in ((Path(out) / "feedback", ".html"), (Path(out) / ".state", ".json")):
-        if not folder.is_dir():
-            continue
-        for path in folder.glob(f"*{suffix}"):
-            if path.name.removesuffix(suffix) not in student_ids:
-                path.unlink()
-                gone.add(path.name.removesuffix(suffix))
-    graded = Path(out) / "autograded"
-    if graded.is_dir():
-        for folder in graded.iterdir():
-            if folder.is_dir() and not folder.is_symlink() and folder.name not in student_ids:
-                shutil.rmtree(folder)
-                gone.add(folder.name)
-    return sorted(gone)

@@ -2,10 +2,10 @@
 
 For each notebook of the assignment, in order: read the file, inspect it
 against the release, sanitise it with nbgrader's configured preprocessors,
-execute it (:mod:`~autograder.pipeline.execute`, each notebook in a fresh
-student process), post-process and score it (:mod:`~autograder.pipeline.score`).
-The worker never writes anything: it returns a :class:`Result` and the main
-process records it.
+execute it (:mod:`~autograder.pipeline.grading.execute`, each notebook in a fresh
+student process), post-process and score it (:mod:`~autograder.pipeline.grading.score`).
+The worker never writes anything: it returns a
+:class:`~autograder.pipeline.results.graded.Graded` and the main process records it.
 """
 
 from __future__ import annotations
@@ -22,11 +22,15 @@ from typing import Any
 
 import nbformat
 
-from ..sandbox import Limits, Sandbox, StudentGone, die_with_parent
-from . import execute, feedback, internals, notebook, sanitize, score
-from .collect import Submission
-from .course import Assignment, find_assignment
-from .errors import Status
+from autograder.pipeline.course import internals, notebook
+from autograder.pipeline.course.assignment import Assignment, find_assignment
+from autograder.pipeline.errors import Status
+from autograder.pipeline.grading import execute, sanitize, score
+from autograder.pipeline.reports import feedback_page
+from autograder.pipeline.results.graded import Graded
+from autograder.pipeline.settings import GradingLimits
+from autograder.pipeline.submissions.collect import Submission
+from autograder.sandbox import Sandbox, StudentGone, die_with_parent
 
 _log = logging.getLogger(__name__)
 #: times a notebook lost to something outside the student's code is graded again at once
@@ -34,52 +38,28 @@ OUTSIDE_RETRIES = 2
 
 
 @dataclass
-class Settings:
+class WorkerSettings:
     """What every worker needs to know; picklable, sent once per worker.
 
-    cell_timeout, wall_timeout: seconds; limits: the sandbox's
-    :class:`~autograder.sandbox.launcher.Limits`.
+    db_url: the workers' copy of the gradebook; limits: the run's limits on
+    each submission's code; owner_pid: the run's main process, whose uid
+    students get (:func:`~autograder.sandbox.launcher.run_uid`).
     """
 
     course_root: str
     assignment_id: str
     db_url: str
-    cell_timeout: float = 30
-    wall_timeout: float = 300
-    limits: Limits = field(default_factory=Limits)
-    use_bwrap: bool = True
-    owner_pid: int | None = None  # the run's main process: whose uid students get (run_uid)
+    limits: GradingLimits
+    owner_pid: int | None = None
+
+
+def failed(submission: Submission, status: Status, detail: str) -> Graded:
+    """A submission with no notebook graded (every cell scores 0)."""
+    return Graded(submission.student_id, submission.sha256, status, detail, {}, {}, {})
 
 
 @dataclass
-class Result:
-    """One submission, graded: what the main process records.
-
-    points, messages: keyed by ``grades.csv`` column
-    (:class:`~autograder.pipeline.notebook.Columns`);
-    notebooks: ``{notebook file name: executed notebook as JSON, or None}``.
-    """
-
-    student_id: str
-    sha256: str
-    status: Status
-    detail: str
-    points: dict[str, float | None]
-    messages: dict[str, str]
-    notebooks: dict[str, Any]
-    unprotected: list[str] = field(default_factory=list)
-    feedback: str | None = None  # the feedback page, HTML
-    peak_kib: int = 0  # the worker's peak resident memory so far, KiB
-    not_attempted: list[str] = field(default_factory=list)  # answers left as stubs
-
-
-def failed(submission: Submission, status: Status, detail: str) -> Result:
-    """A result with no notebook graded (every cell scores 0)."""
-    return Result(submission.student_id, submission.sha256, status, detail, {}, {}, {})
-
-
-@dataclass
-class _Graded:
+class _OneNotebook:
     status: Status
     detail: str
     notebook: Any = None
@@ -89,7 +69,7 @@ class _Graded:
 class Worker:
     """A worker's long-lived state: configuration, reference notebooks, its sandbox."""
 
-    def __init__(self, settings: Settings, assignment: Assignment | None = None) -> None:
+    def __init__(self, settings: WorkerSettings, assignment: Assignment | None = None) -> None:
         self.settings = settings
         logging.getLogger("traitlets").setLevel(logging.ERROR)
         self.assignment = assignment or find_assignment(
@@ -107,12 +87,12 @@ class Worker:
         self.files = a.helper_files()
         self.warm_up = "\n".join(notebook.imports(nb) for nb in sources.values())
         self.sandbox: Sandbox | None = None
-        self.renderer = feedback.Renderer(self.assignment)
+        self.renderer = feedback_page.Renderer(self.assignment)
 
     def _sandbox(self) -> Sandbox:
         if self.sandbox is None or not self.sandbox.alive():
             self.sandbox = Sandbox(
-                use_bwrap=self.settings.use_bwrap,
+                use_bwrap=self.settings.limits.sandbox,
                 warm_up=self.warm_up,
                 owner=self.settings.owner_pid,
             )
@@ -150,8 +130,8 @@ class Worker:
             raise RuntimeError(f"instructor cells out of order after sanitising: {moved}")
         return clean, status, detail
 
-    def grade(self, submission: Submission) -> Result:
-        """Grade one :class:`~autograder.pipeline.collect.Submission`, feedback page included."""
+    def grade(self, submission: Submission) -> Graded:
+        """Grade one :class:`~.collect.Submission`, feedback page included."""
         result = self._grade(submission)
         result.feedback = self.renderer.render(
             result.student_id, result.notebooks, self.columns, result.points, result
@@ -159,7 +139,7 @@ class Worker:
         result.peak_kib = peak_memory_kib()
         return result
 
-    def _grade(self, submission: Submission) -> Result:
+    def _grade(self, submission: Submission) -> Graded:
         sid = submission.student_id
         graded = {name: self._notebook(submission, name) for name in self.assignment.notebooks}
         several = len(graded) > 1
@@ -183,9 +163,9 @@ class Worker:
             answer if not several else f"{name}: {answer}"
             for name, one in graded.items()
             if one.notebook is not None
-            for answer in feedback.unattempted(one.notebook, stubs.get(name, {}))
+            for answer in feedback_page.unattempted(one.notebook, stubs.get(name, {}))
         ]
-        return Result(
+        return Graded(
             sid,
             submission.sha256,
             Status.worst(*(one.status for one in graded.values())),
@@ -197,25 +177,25 @@ class Worker:
             not_attempted=skipped,
         )
 
-    def _notebook(self, submission: Submission, name: str) -> _Graded:
+    def _notebook(self, submission: Submission, name: str) -> _OneNotebook:
         """Grade one notebook of a submission."""
         sid = submission.student_id
         if name in submission.unreadable:
-            return _Graded(Status.UNREADABLE, submission.unreadable[name])
+            return _OneNotebook(Status.UNREADABLE, submission.unreadable[name])
         if name not in submission.files:
-            return _Graded(Status.UNREADABLE, f"{name} is missing from the submission")
+            return _OneNotebook(Status.UNREADABLE, f"{name} is missing from the submission")
         clean, status, detail = self.prepare(sid, name, submission.files[name])
         if name in submission.renamed:
             kept = f"graded {submission.renamed[name]} as {name}: keep the notebook's name"
             detail = "; ".join(filter(None, [kept, detail]))
         if clean is None:
-            return _Graded(status, detail)
+            return _OneNotebook(status, detail)
         for _attempt in range(1 + OUTSIDE_RETRIES):
             ran, why, executed, unprotected = self._execute(copy.deepcopy(clean), name)
             if ran != Status.GRADER_ERROR:
                 break
             _log.warning("%s: %s; grading it again", sid, why)
-        return _Graded(
+        return _OneNotebook(
             Status.worst(status, ran),
             "; ".join(filter(None, [why, detail])),
             executed,
@@ -231,7 +211,7 @@ class Worker:
         """
         sandbox = self._sandbox()
         try:
-            student = sandbox.spawn(self.files, self.settings.limits)
+            student = sandbox.spawn(self.files, self.settings.limits.for_sandbox())
         except StudentGone as gone:
             sandbox.close()
             self.sandbox = None
@@ -240,8 +220,8 @@ class Worker:
             ran, why = execute.execute(
                 clean,
                 student,
-                self.settings.cell_timeout,
-                self.settings.wall_timeout,
+                self.settings.limits.timeout,
+                self.settings.limits.wall,
                 self.allowed[name],
             )
         finally:
@@ -269,7 +249,7 @@ def _ran_out_of_memory(nb: Any) -> bool:
 _worker: Worker | None = None
 
 
-def start(settings: Settings) -> None:
+def start(settings: WorkerSettings) -> None:
     """Process-pool initializer: one Worker per process, its sandbox started and warm."""
     global _worker
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the main process's handler
@@ -285,7 +265,7 @@ def ready() -> bool:
     return True
 
 
-def grade(submission: Submission) -> Result:
+def grade(submission: Submission) -> Graded:
     """Process-pool task: grade one submission with this process's Worker."""
     assert _worker is not None, "start() runs first in every worker"
     return _worker.grade(submission)

@@ -22,7 +22,7 @@ import logging
 import re
 import tempfile
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,8 +54,7 @@ from sqlalchemy.exc import SAWarning
 from traitlets.config import Config
 from traitlets.utils.importstring import import_item
 
-from . import markup
-from .errors import UserError
+from autograder.pipeline.errors import UserError
 
 FORMGRADER = Path(nbgrader.__file__).parent / "server_extensions" / "formgrader"
 
@@ -450,28 +449,29 @@ class FeedbackExporter(HTMLExporter):
 
     Markdown and highlighted code are cached by their text (bounded caches from
     ``make_cache``): every student's notebook has the same prose and tests.
+    ``clean`` turns nbconvert's HTML for Markdown into what a page may show
+    (the feedback page passes :func:`~autograder.pipeline.reports.markup.safe_markdown_html`).
     nbconvert 7.17's last step, a BeautifulSoup pass that costs as much as the
     rest of the page, only adds alt text to images and ``tabindex`` to cells;
     two substitutions do the same. Uses the exporter's private
     ``_init_resources`` and ``_nb_metadata``.
     """
 
-    def __init__(self, make_cache: Any, **kwargs: Any) -> None:
+    def __init__(self, make_cache: Any, clean: Callable[[str], str], **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self._clean = clean
         self._markdown, self._code = make_cache(), make_cache()
         self._highlight = Highlight2HTML(pygments_lexer="ipython3", parent=self)
 
     @pass_context
     def markdown2html(self, context: Any, source: str) -> str:
-        """Markdown as HTML a page may show: sanitised, maths as MathML (:mod:`.markup`)."""
+        """Markdown as HTML, made safe by ``clean``."""
         if context.get("cell", {}).get("attachments"):
-            return markup.safe_markdown_html(super().markdown2html(context, source))
+            return self._clean(super().markdown2html(context, source))
         return self._markdown.get_or_make(
             source,
             source,
-            lambda: markup.safe_markdown_html(
-                super(FeedbackExporter, self).markdown2html(context, source)
-            ),
+            lambda: self._clean(super(FeedbackExporter, self).markdown2html(context, source)),
         )
 
     def _highlight_cached(self, source: str, language: Any = None, metadata: Any = None) -> str:

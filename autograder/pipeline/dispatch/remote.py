@@ -1,10 +1,10 @@
-"""The grading side of a Dask worker: what :class:`~.executors.DaskPool` sends it to run.
+"""The grading side of a Dask worker: what :class:`~.pools.DaskPool` sends it to run.
 
 A Dask worker process grades exactly as a local worker process does: one
 :class:`~.worker.Worker` per worker process, with its own sandbox, kept
 between tasks; a worker of several threads is refused (:func:`one_thread`).
 What crosses the network is a submission's bytes out and a
-:class:`~.worker.Result` back (data only: scores, messages, the executed
+:class:`~autograder.pipeline.results.graded.Graded` back (data only: scores, messages, the executed
 notebooks, the feedback page). The course itself is the worker machine's own
 copy of the repository: at the path the main process uses, or where
 ``AUTOGRADER_COURSE`` points. A copy whose source or configuration differs from
@@ -21,10 +21,12 @@ import tempfile
 import threading
 from pathlib import Path
 
-from . import worker
-from .collect import Submission
-from .course import find_assignment
-from .gradebook import ensure_gradebook, sources_hash
+from autograder import startup
+from autograder.pipeline.course.assignment import find_assignment
+from autograder.pipeline.course.gradebook import ensure_gradebook, sources_hash, sqlite_url
+from autograder.pipeline.grading import worker
+from autograder.pipeline.results import Graded
+from autograder.pipeline.submissions.collect import Submission
 
 _local = threading.local()  # this thread's (sources hash, Worker, scratch folder)
 _all: list[worker.Worker] = []  # every Worker of this process, for stop()
@@ -41,11 +43,12 @@ def course_root(requested: str) -> Path:
     return Path(where)
 
 
-def _worker(settings: worker.Settings, sources: str) -> worker.Worker:
+def _worker(settings: worker.WorkerSettings, sources: str) -> worker.Worker:
     """This thread's Worker for ``settings``, made (and its gradebook built) on first use."""
     made = getattr(_local, "made", None)
     if made is not None and made[0] == (sources, settings):
         return made[1]
+    startup.start()  # a Dask worker runs no entry point of ours
     root = course_root(settings.course_root)
     assignment = find_assignment(root, settings.assignment_id)
     mine = sources_hash(assignment)
@@ -55,7 +58,7 @@ def _worker(settings: worker.Settings, sources: str) -> worker.Worker:
             "(another commit, or edited): check out the same commit on every machine"
         )
     scratch = tempfile.mkdtemp(prefix="autograder-dask-")
-    db_url = ensure_gradebook(assignment, f"sqlite:///{Path(scratch) / 'gradebook.db'}")
+    db_url = ensure_gradebook(assignment, sqlite_url(Path(scratch) / "gradebook.db"))
     local = dataclasses.replace(settings, course_root=str(root), db_url=db_url)
     graders = worker.Worker(local, assignment)
     _all.append(graders)
@@ -81,7 +84,7 @@ def one_thread() -> None:
         )
 
 
-def grade(settings: worker.Settings, sources: str, submission: Submission) -> worker.Result:
+def grade(settings: worker.WorkerSettings, sources: str, submission: Submission) -> Graded:
     """Grade one submission on this Dask worker; its result, feedback page included."""
     one_thread()
     return _worker(settings, sources).grade(submission)

@@ -40,15 +40,15 @@ import hashlib
 import logging
 import os
 import re
-import stat
 import zipfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from .course import Assignment
-from .errors import UserError
+from autograder.pipeline.course.assignment import Assignment
+from autograder.pipeline.errors import UserError
+from autograder.pipeline.files import MAX_SIDE_FILE, read_bounded
 
 _log = logging.getLogger(__name__)
 
@@ -274,29 +274,6 @@ def _inside(path: Path, root: Path) -> bool:
         return True
     _log.warning(f"warning: skipped {path}: it links outside the submissions folder")
     return False
-
-
-#: bytes a file handed in beside a notebook may hold (nbgrader's timestamp.txt holds ~30)
-MAX_SIDE_FILE = 4096
-
-
-def read_bounded(path: Path, limit: int = MAX_SIDE_FILE) -> bytes | None:
-    """At most ``limit`` bytes of the regular file ``path``, never through a link.
-
-    None when it holds more, is no regular file, or cannot be read: a student
-    owns the files beside their notebook in nbgrader's exchange, so none is
-    read whole before its size is known.
-    """
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        return None
-    with os.fdopen(fd, "rb") as handle:
-        data = handle.read(limit + 1)
-    return data if len(data) <= limit else None
 
 
 def _timestamp(folder: Path) -> tuple[datetime | None, str]:

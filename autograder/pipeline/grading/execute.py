@@ -19,7 +19,6 @@ compare with numpy as imported here.
 
 from __future__ import annotations
 
-import ast
 import builtins
 import contextlib
 import functools
@@ -31,12 +30,12 @@ from typing import Any
 
 import nbformat
 
-from .. import sandbox
-from ..sandbox import Student, outputs, wire
-from ..sandbox.launcher import GRACE
-from ..sandbox.outputs import Budget, OutputStream, error_output, finish
-from . import notebook
-from .errors import Status
+from autograder import sandbox
+from autograder.pipeline.course import dependencies, notebook
+from autograder.pipeline.errors import Status
+from autograder.sandbox import Student, outputs, wire
+from autograder.sandbox.launcher import GRACE
+from autograder.sandbox.outputs import Budget, OutputStream, error_output, finish
 
 
 class Stop(BaseException):
@@ -58,7 +57,7 @@ class RunawayError(Exception):
 class StudentFunction:
     """A student's function, callable from test code; the call runs in the sandbox."""
 
-    def __init__(self, run: Run, name: str) -> None:
+    def __init__(self, run: Execution, name: str) -> None:
         self._run, self.__name__ = run, name
 
     def __repr__(self) -> str:
@@ -67,7 +66,7 @@ class StudentFunction:
     def __call__(self, *args: Any) -> Any:
         name = self.__name__
         if name in self._run.runaway:
-            limit = f"{self._run.cell_timeout:g} s"
+            limit = f"{self._run.timeout:g} s"
             raise RunawayError(
                 f"{name} ran past the {limit} limit in an earlier test; not called again"
             )
@@ -128,37 +127,6 @@ def _copy_back(args: tuple[Any, ...], encoded_after: Any) -> None:
             original.update(after)
 
 
-def binds(source: str) -> set[str]:
-    """The names a cell's code binds at its top level (defs, imports, assignments).
-
-    source: a cell's text, IPython syntax allowed. Names bound only inside
-    functions or classes are not counted; a cell that cannot be parsed binds none.
-    """
-    from IPython.core.inputtransformer2 import TransformerManager
-
-    try:
-        tree = ast.parse(TransformerManager().transform_cell(source))
-    except SyntaxError:
-        return set()
-    found = set()
-
-    def visit(node: ast.AST) -> None:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            found.add(node.name)
-            return  # what the body binds is local to it
-        if isinstance(node, ast.Lambda):
-            return
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            found.add(node.id)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            found.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
-        for child in ast.iter_child_nodes(node):
-            visit(child)
-
-    visit(tree)
-    return found
-
-
 def student_names(source_nb: Any) -> frozenset[str]:
     """The names test cells may look up in the student's process.
 
@@ -173,7 +141,7 @@ def student_names(source_nb: Any) -> frozenset[str]:
         if cell.cell_type != "code":
             continue
         mine = notebook.is_test(cell) or notebook.is_locked(cell)
-        (instructor if mine else students).update(binds(cell.source))
+        (instructor if mine else students).update(dependencies.binds(cell.source))
     return frozenset(students - instructor)
 
 
@@ -189,7 +157,7 @@ class TestNamespace(dict):
     ``globals().serving(...)``, which only the grader's namespace has.
     """
 
-    def __init__(self, run: Run, allowed: frozenset[str]) -> None:
+    def __init__(self, run: Execution, allowed: frozenset[str]) -> None:
         super().__init__(__name__="__main__", __builtins__=builtins)
         self._run, self.allowed = run, allowed
         self.cache: dict[str, Any] = {}
@@ -228,14 +196,14 @@ class TestNamespace(dict):
             self._run.stand_ins = before
 
 
-class Run:
+class Execution:
     """One submission's execution: the student's process, deadlines, what went wrong."""
 
     def __init__(
-        self, student: Student, cell_timeout: float, wall_timeout: float, allowed: frozenset[str]
+        self, student: Student, timeout: float, wall: float, allowed: frozenset[str]
     ) -> None:
-        self.student, self.cell_timeout = student, cell_timeout
-        self.wall_deadline = time.monotonic() + wall_timeout
+        self.student, self.timeout = student, timeout
+        self.wall_deadline = time.monotonic() + wall
         self.cell_deadline = self.wall_deadline
         self.namespace = TestNamespace(self, allowed)
         self.stand_ins: dict[str, Any] = {}  # served to the student's calls (TestNamespace.serving)
@@ -250,7 +218,7 @@ class Run:
         now = time.monotonic()
         if now >= self.wall_deadline:
             raise Stop(Status.TIMEOUT, "the notebook ran past its time limit")
-        self.cell_deadline = min(now + self.cell_timeout, self.wall_deadline)
+        self.cell_deadline = min(now + self.timeout, self.wall_deadline)
         self.namespace.cache = {}
         self.budget.start_cell()
 
@@ -262,7 +230,7 @@ class Run:
         each running into the time limit again.
         """
         self.runaway.add(name)
-        message = f"{name} ran past the {self.cell_timeout:g} s limit in an earlier test"
+        message = f"{name} ran past the {self.timeout:g} s limit in an earlier test"
         try:
             self.student.request({"op": "disable", "name": name, "message": message}, GRACE)
         except (sandbox.CellTimeout, sandbox.StudentGone, sandbox.Tampered):
@@ -346,7 +314,7 @@ def _student_outputs(reply: dict[str, Any], budget: Budget) -> list[Any]:
     return outputs
 
 
-def run_student_cell(run: Run, cell: Any) -> list[Any]:
+def run_student_cell(run: Execution, cell: Any) -> list[Any]:
     """Run a cell the student may have written, in the sandbox."""
     try:
         reply = run.ask({"op": "run", "source": cell.source})
@@ -362,7 +330,7 @@ def _compiled(source: str, name: str) -> Any:
     return compile(source, name, "exec")
 
 
-def run_trusted_cell(run: Run, cell: Any) -> list[Any]:
+def run_trusted_cell(run: Execution, cell: Any) -> list[Any]:
     """Run an instructor's cell (a test, or a read-only cell) in this process."""
     outputs: list[Any] = []
     run.budget.start_cell()
@@ -387,7 +355,7 @@ def run_trusted_cell(run: Run, cell: Any) -> list[Any]:
 
 
 def execute(
-    nb: Any, student: Student, cell_timeout: float, wall_timeout: float, allowed: frozenset[str]
+    nb: Any, student: Student, timeout: float, wall: float, allowed: frozenset[str]
 ) -> tuple[Status, str]:
     """Run every code cell of ``nb`` in order; outputs go into ``nb``.
 
@@ -396,7 +364,7 @@ def execute(
     ``("ok", "")`` or why the run stopped early. Test cells that never ran get
     an error output, so they can never earn points.
     """
-    run = Run(student, cell_timeout, wall_timeout, allowed)
+    run = Execution(student, timeout, wall, allowed)
     count, stopped = 0, None
     with warnings.catch_warnings():
         warnings.simplefilter("default")
@@ -426,7 +394,7 @@ def execute(
     if stopped:
         return stopped.status, stopped.detail
     if run.timed_out:
-        limit = f"{run.cell_timeout:g} s"
+        limit = f"{run.timeout:g} s"
         return (
             Status.TIMEOUT,
             f"ran longer than {limit} and was interrupted: {', '.join(run.timed_out)}",

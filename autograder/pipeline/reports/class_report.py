@@ -35,9 +35,9 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from . import dependencies, notebook
-from .notebook import Columns
-from .results import Outcome
+from autograder.pipeline.course import dependencies, notebook
+from autograder.pipeline.course.notebook import Columns
+from autograder.pipeline.results import Outcome
 
 FLAG_EASY = 0.95  #: pass rate at or above: almost everyone passes
 FLAG_HARD = 0.05  #: pass rate at or below: almost everyone fails

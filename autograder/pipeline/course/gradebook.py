@@ -12,8 +12,23 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from . import internals, results
-from .course import Assignment, config_files, course_directory
+from nbgrader.api import Gradebook, MissingEntry
+
+from autograder.pipeline.course import internals
+from autograder.pipeline.course.assignment import Assignment, config_files, course_directory
+from autograder.pipeline.files import write_atomic
+
+SQLITE = "sqlite:///"  #: how nbgrader's ``db_url`` names a SQLite file
+
+
+def sqlite_url(path: Path | str) -> str:
+    """The gradebook URL of the SQLite file at ``path``."""
+    return f"{SQLITE}{path}"
+
+
+def database_file(db_url: str) -> Path | None:
+    """The SQLite file a gradebook URL names; None for any other database."""
+    return Path(db_url.removeprefix(SQLITE)) if db_url.startswith(SQLITE) else None
 
 
 def ensure_gradebook(assignment: Assignment, db_url: str | None = None) -> str:
@@ -34,18 +49,18 @@ def ensure_gradebook(assignment: Assignment, db_url: str | None = None) -> str:
     exchange = assignment.config.Exchange.get("root")
     if exchange and db_url == str(course_directory(assignment.root, assignment.config).db_url):
         Path(exchange).mkdir(parents=True, exist_ok=True)  # formgrader wants it to exist
-    if not (recorded and results.gradebook_has_assignment(db_url, assignment)):
+    if not (recorded and has_assignment(db_url, assignment)):
         internals.record_assignment(coursedir, assignment.config)
         if stamp is not None:
-            results.write_atomic(stamp, current)
+            write_atomic(stamp, current)
     return db_url
 
 
 def stamp_path(db_url: str, assignment: Assignment) -> Path | None:
     """Beside a SQLite gradebook, the file saying which sources it has recorded."""
-    if not db_url.startswith("sqlite:///"):
+    database = database_file(db_url)
+    if database is None:
         return None
-    database = Path(db_url[len("sqlite:///") :])
     return database.with_name(f".{database.name}.{assignment.id}.recorded")
 
 
@@ -62,3 +77,17 @@ def sources_hash(assignment: Assignment) -> str:
         digest.update(str(path.relative_to(assignment.root)).encode() + b"\0")
         digest.update(path.read_bytes())
     return digest.hexdigest()
+
+
+def has_assignment(db_url: str, assignment: Assignment) -> bool:
+    """Has ``nbgrader generate_assignment`` recorded the assignment in this gradebook?"""
+    database = database_file(db_url)
+    if database is not None and not database.exists():
+        return False
+    with Gradebook(db_url) as gb:
+        try:
+            recorded = gb.find_assignment(assignment.id)
+        except MissingEntry:
+            return False
+        names = {nb.name for nb in recorded.notebooks if nb.grade_cells}
+        return names == set(assignment.stems)

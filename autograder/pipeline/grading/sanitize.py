@@ -21,7 +21,7 @@ from typing import Any
 import nbformat
 from traitlets.config import Config
 
-from . import notebook
+from autograder.pipeline.course import notebook
 
 COMPARED_METADATA = ("grade", "solution", "locked", "points", "task")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .results import Outcome
+from autograder.pipeline.results import Outcome
 
 
 def table(rows: Iterable[Outcome]) -> str:

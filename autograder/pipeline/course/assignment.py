@@ -20,7 +20,7 @@ from nbgrader.coursedir import CourseDirectory
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
-from .errors import UserError
+from autograder.pipeline.errors import UserError
 
 CONFIG_FILES = ("nbgrader_config.py", "course_config.py")  #: what nbgrader reads in a course
 

@@ -1,4 +1,4 @@
-"""Which answers use which: read from the code of a notebook's answer cells.
+"""Which answers use which, and what a cell binds: read from the code of a notebook's cells.
 
 An answer uses another when its cell reads a name the other's cell binds
 (``variance`` calls ``mean``). The corpus uses this to tell where a mistake
@@ -10,7 +10,38 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from . import execute, notebook
+from autograder.pipeline.course import notebook
+
+
+def binds(source: str) -> set[str]:
+    """The names a cell's code binds at its top level (defs, imports, assignments).
+
+    source: a cell's text, IPython syntax allowed. Names bound only inside
+    functions or classes are not counted; a cell that cannot be parsed binds none.
+    """
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    try:
+        tree = ast.parse(TransformerManager().transform_cell(source))
+    except SyntaxError:
+        return set()
+    found = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(node.name)
+            return  # what the body binds is local to it
+        if isinstance(node, ast.Lambda):
+            return
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            found.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return found
 
 
 def uses(nb: Any) -> dict[str, set[str]]:
@@ -19,7 +50,7 @@ def uses(nb: Any) -> dict[str, set[str]]:
     nb: a source or solution notebook (its answer cells hold working code).
     """
     answers = notebook.answers(nb)
-    defines = {name: answer for answer, src in answers.items() for name in execute.binds(src)}
+    defines = {name: answer for answer, src in answers.items() for name in binds(src)}
     found: dict[str, set[str]] = {}
     for answer, source in answers.items():
         try:

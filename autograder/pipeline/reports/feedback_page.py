@@ -23,16 +23,17 @@ from typing import Any, Protocol
 import nbformat
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from . import internals, notebook
-from .course import Assignment
-from .notebook import Columns
+from autograder.pipeline.course import internals, notebook
+from autograder.pipeline.course.assignment import Assignment
+from autograder.pipeline.course.notebook import Columns
+from autograder.pipeline.reports import markup
 
 MAX_SHOWN_SOURCE = 64 * 2**10  #: characters of one cell's text shown on the page
 CACHED_ENTRIES = 512  #: rendered cells remembered per process
 CACHED_SOURCE = 16 * 2**10  #: only texts up to this long are remembered
 
 
-class Graded(Protocol):
+class GradingStatus(Protocol):
     """What a page says about grading as a whole: a status and why."""
 
     status: Any
@@ -243,7 +244,9 @@ class Renderer:
         template.ClearHiddenTests.enforce_metadata = False
         # Student outputs may carry HTML; a <script> must not run in a TA's browser.
         template.HTMLExporter.sanitize_html = True
-        self.exporter = internals.FeedbackExporter(BoundedCache, config=template)
+        self.exporter = internals.FeedbackExporter(
+            BoundedCache, markup.safe_markdown_html, config=template
+        )
         for step in internals.feedback_steps(config):
             if issubclass(step, internals.GRADES_FROM_GRADEBOOK):
                 step = KnownGrades
@@ -265,7 +268,7 @@ class Renderer:
         notebooks: dict[str, Any],
         columns: Columns,
         points: dict[str, float | None],
-        graded: Graded,
+        graded: GradingStatus,
         comments: dict[str, str] | None = None,
         late_penalty: float = 0.0,
     ) -> str:

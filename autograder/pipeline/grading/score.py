@@ -13,7 +13,7 @@ from typing import Any
 from nbgrader.utils import determine_grade
 from traitlets.config import Config
 
-from . import notebook
+from autograder.pipeline.course import notebook
 
 
 def postprocess(nb: Any, steps: list[type], config: Config) -> Any:

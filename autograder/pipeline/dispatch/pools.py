@@ -27,9 +27,10 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol
 
-from . import worker
-from .collect import Submission
-from .errors import Status, UserError
+from autograder.pipeline.errors import Status, UserError
+from autograder.pipeline.grading import worker
+from autograder.pipeline.results import Graded
+from autograder.pipeline.submissions.collect import Submission
 
 _log = logging.getLogger(__name__)
 
@@ -42,7 +43,7 @@ class Executor(Protocol):
 
     def results(
         self, todo: list[Submission], started: Callable[[], object]
-    ) -> Iterator[tuple[Submission, worker.Result]]:
+    ) -> Iterator[tuple[Submission, Graded]]:
         """Yield each submission of ``todo`` with its result, in the order they finish.
 
         started: called once the workers are starting (the main process sets
@@ -52,7 +53,7 @@ class Executor(Protocol):
         ...
 
 
-def grader_error(submission: Submission, error: BaseException | str) -> worker.Result:
+def grader_error(submission: Submission, error: BaseException | str) -> Graded:
     """A result saying the grader itself failed on ``submission`` (never the student's fault)."""
     why = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
     return worker.failed(submission, Status.GRADER_ERROR, why)
@@ -61,12 +62,12 @@ def grader_error(submission: Submission, error: BaseException | str) -> worker.R
 class LocalPool:
     """``jobs`` worker processes forked from this one (see :func:`.worker.start`)."""
 
-    def __init__(self, settings: worker.Settings, jobs: int, attempts: int = 3) -> None:
+    def __init__(self, settings: worker.WorkerSettings, jobs: int, attempts: int = 3) -> None:
         self.settings, self.jobs, self.attempts = settings, jobs, attempts
 
     def results(
         self, todo: list[Submission], started: Callable[[], object]
-    ) -> Iterator[tuple[Submission, worker.Result]]:
+    ) -> Iterator[tuple[Submission, Graded]]:
         remaining = {sub.student_id: sub for sub in todo}
         for _attempt in range(self.attempts):
             if not remaining:
@@ -77,7 +78,7 @@ class LocalPool:
             # threads of its own when it forks, and every student process comes from
             # a zygote started afresh, so nothing of ours reaches student code.
             context = multiprocessing.get_context("fork")
-            done: queue.Queue[tuple[Submission, Future[worker.Result]]] = queue.Queue()
+            done: queue.Queue[tuple[Submission, Future[Graded]]] = queue.Queue()
             try:
                 with ProcessPoolExecutor(workers, context, worker.start, (self.settings,)) as pool:
                     for _ in range(workers):  # start the workers now, while the gradebook is set up
@@ -109,17 +110,17 @@ class LocalPool:
 
 
 def _put_in(
-    done: queue.Queue[tuple[Submission, Future[worker.Result]]], sub: Submission
-) -> Callable[[Future[worker.Result]], None]:
+    done: queue.Queue[tuple[Submission, Future[Graded]]], sub: Submission
+) -> Callable[[Future[Graded]], None]:
     """A done-callback that hands ``(sub, future)`` to the main thread."""
 
-    def put(future: Future[worker.Result]) -> None:
+    def put(future: Future[Graded]) -> None:
         done.put((sub, future))
 
     return put
 
 
-def _outcome(future: Future[worker.Result], sub: Submission) -> worker.Result:
+def _outcome(future: Future[Graded], sub: Submission) -> Graded:
     """The worker's result, or a ``grader_error`` one; a dead pool propagates."""
     try:
         return future.result()
@@ -132,7 +133,7 @@ def _outcome(future: Future[worker.Result], sub: Submission) -> worker.Result:
 class DaskPool:
     """The workers of a running Dask scheduler at ``address``."""
 
-    def __init__(self, settings: worker.Settings, address: str, sources: str) -> None:
+    def __init__(self, settings: worker.WorkerSettings, address: str, sources: str) -> None:
         """sources: the hash of the assignment's source and config (workers must match it)."""
         try:
             from distributed import Client
@@ -152,10 +153,10 @@ class DaskPool:
 
     def results(
         self, todo: list[Submission], started: Callable[[], object]
-    ) -> Iterator[tuple[Submission, worker.Result]]:
+    ) -> Iterator[tuple[Submission, Graded]]:
         from distributed import as_completed
 
-        from . import remote
+        from autograder.pipeline.dispatch import remote
 
         workers = self.client.scheduler_info(n_workers=-1).get("workers", {})
         if not workers:
@@ -217,7 +218,9 @@ def _why(error: BaseException) -> str:
     return f"{name} on a Dask worker: {error}"
 
 
-def make(settings: worker.Settings, jobs: int, scheduler: str | None, sources: str) -> Executor:
+def make(
+    settings: worker.WorkerSettings, jobs: int, scheduler: str | None, sources: str
+) -> Executor:
     """The executor a run asked for: Dask's workers at ``scheduler``, else ``jobs`` local ones."""
     if scheduler:
         return DaskPool(settings, scheduler, sources)

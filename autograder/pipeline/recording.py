@@ -1,0 +1,240 @@
+"""A grading run's recording side, in the main process: each graded submission, as it arrives.
+
+For every student, once their process is gone: the graded notebooks and grades
+into the gradebook (:class:`~autograder.pipeline.results.Recorder`), what the
+gradebook then holds read back as their outcome, their feedback page, and the
+rerun state (the output folder's, and the course's ledger the exports read).
+Students not graded again are brought up to date with the gradebook too.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from autograder.pipeline import results
+from autograder.pipeline.course import notebook
+from autograder.pipeline.course.assignment import Assignment, course_directory
+from autograder.pipeline.course.gradebook import (
+    database_file,
+    ensure_gradebook,
+    sqlite_url,
+    stamp_path,
+)
+from autograder.pipeline.dispatch import pools
+from autograder.pipeline.errors import Status
+from autograder.pipeline.reports import feedback_page
+from autograder.pipeline.results import NOT_FINISHED, ClassFolder, Graded, Outcome, Store
+from autograder.pipeline.submissions.collect import Submission
+
+_log = logging.getLogger(__name__)
+
+
+def dry_run_gradebook(assignment: Assignment, into: Path) -> str:
+    """A scratch copy of the course gradebook (or a new one), for a run that must not touch it."""
+    course_db = str(course_directory(assignment.root, assignment.config).db_url)
+    target = Path(into) / "dry-run.db"
+    database = database_file(course_db)
+    if database is not None and database.exists():
+        shutil.copy(database, target)
+        stamp = stamp_path(course_db, assignment)
+        copied = stamp_path(sqlite_url(target), assignment)
+        if stamp is not None and copied is not None and stamp.is_file():
+            shutil.copy(stamp, copied)  # what the copy holds is recorded already
+    return ensure_gradebook(assignment, sqlite_url(target))
+
+
+def snapshot(db_url: str, into: Path) -> str:
+    """A copy of the gradebook for the workers, who only look up source cells."""
+    source = database_file(db_url)
+    if source is None:
+        raise ValueError(f"the workers' copy needs a SQLite gradebook, not {db_url}")
+    target = Path(into) / "gradebook.db"
+    shutil.copy(source, target)
+    return sqlite_url(target)
+
+
+def pending(
+    submissions: list[Submission],
+    state: Store,
+    force: bool,
+    settings: str,
+    ledger: Store | None,
+) -> tuple[list[Submission], list[Submission]]:
+    """``(submissions unchanged and graded with the same settings, submissions to grade)``.
+
+    settings: the run's side of the rerun key (:func:`~.results.rerun_key`);
+    ledger: what the course gradebook last recorded for each student (None for a
+    dry run); a student is skipped only when the gradebook holds this same grading
+    too, so ``grades.csv`` and the gradebook never disagree after a run.
+    """
+    unchanged, todo = [], []
+    for sub in submissions:
+        saved = state.load(sub.student_id)
+        key = results.rerun_key(sub.sha256, settings)
+        recorded = ledger is None or (ledger.load(sub.student_id) or {}).get("sha256") == key
+        if saved and saved.get("sha256") == key and recorded and not force:
+            unchanged.append(sub)
+        else:
+            todo.append(sub)
+    return unchanged, todo
+
+
+class Recording:
+    """One grading run's recording side: graded submissions arrive from workers and are kept.
+
+    out: the run's output folder; scratch: the run's scratch folder (the
+    workers' copy of the gradebook, a dry run's gradebook); settings: the run's
+    side of the rerun key; ledger: the course's record for the exports (None
+    for a dry run, which records into a scratch gradebook and ``out`` only).
+    """
+
+    def __init__(
+        self,
+        assignment: Assignment,
+        out: ClassFolder,
+        scratch: Path,
+        columns: notebook.Columns,
+        settings: str,
+        ledger: Store | None,
+    ) -> None:
+        self.assignment, self.out, self.scratch = assignment, out, scratch
+        self.state, self.columns, self.settings, self.ledger = out.state, columns, settings, ledger
+        self.recorded = 0  # students recorded in this run
+        self.recorder: results.Recorder | None = None
+        self.renderer: feedback_page.Renderer | None = None
+        self.unprotected: list[str] = []  # protections the sandbox ran without, if any
+        self.peak = 0  # the largest worker's peak memory, KiB
+
+    @property
+    def dry_run(self) -> bool:
+        """Does this run leave the course's gradebook and folders alone?"""
+        return self.ledger is None
+
+    def start_recording(self) -> results.Recorder:
+        """Set up the gradebook (and the workers' copy of it) once."""
+        if self.recorder is None:
+            if self.dry_run:
+                db_url = dry_run_gradebook(self.assignment, self.scratch)
+                autograded: Path | None = self.out.autograded
+            else:
+                db_url, autograded = ensure_gradebook(self.assignment), None
+            snapshot(db_url, self.scratch)
+            self.recorder = results.Recorder(self.assignment, db_url, self.out.root, autograded)
+        return self.recorder
+
+    def record_one(self, sub: Submission, graded: Graded) -> None:
+        """Record one student's grading: gradebook, outcome, page, rerun state."""
+        if graded.unprotected and not self.unprotected:
+            self.unprotected = list(graded.unprotected)
+            _warn(graded.unprotected)
+        recorder = self.start_recording()
+        recorder.save(graded, sub.timestamp, sub.files, sub.lms_id, sub.name)
+        self.peak = max(self.peak, graded.peak_kib)
+        shown = results.from_grading(graded, self.columns)
+        outcome = self.publish(shown, graded.notebooks, graded.feedback)
+        # A grader error is kept for this run's CSV, and a rerun grades it again
+        # (the exports know from the ledger that it is not final).
+        if graded.status == Status.GRADER_ERROR:
+            key = NOT_FINISHED
+        else:
+            key = results.rerun_key(sub.sha256, self.settings)
+        self.state.save(sub.student_id, key, outcome)
+        if self.ledger is not None:
+            self.ledger.save(sub.student_id, key, outcome)
+        self.recorded += 1
+
+    def publish(
+        self,
+        shown: Outcome,
+        notebooks: dict[str, Any] | None = None,
+        page: str | None = None,
+        written: bool = False,
+    ) -> Outcome:
+        """The student's outcome as the gradebook holds it, with a page that says so.
+
+        shown: what ``page`` (the worker's rendering) says, or with ``written``,
+        what the page already in the output folder says; the page is rendered
+        again only where the gradebook says otherwise (a TA's grade or comment,
+        a late penalty). notebooks: the executed notebooks, if at hand (else
+        read back from where they were recorded).
+        """
+        recorder = self.start_recording()
+        outcome = results.from_gradebook(recorder.gradebook, self.assignment, self.columns, shown)
+        if outcome == shown and page is not None:
+            self.out.write_page(shown.student_id, page)
+            return outcome
+        if outcome == shown and written and self.out.page(shown.student_id).exists():
+            return outcome
+        if notebooks is None:
+            notebooks = {}
+            for name in self.assignment.notebooks:
+                path = recorder.autograded_path(shown.student_id, name)
+                notebooks[name] = notebook.read(path) if path.exists() else None
+        if self.renderer is None:
+            self.renderer = feedback_page.Renderer(self.assignment)
+        html = self.renderer.render(
+            outcome.student_id,
+            notebooks,
+            self.columns,
+            outcome.points,
+            outcome,
+            outcome.comments,
+            outcome.late_penalty,
+        )
+        self.out.write_page(outcome.student_id, html)
+        return outcome
+
+    def refresh_unchanged(self, skipped: list[Submission]) -> None:
+        """Bring students not regraded up to date with the gradebook: a TA's grading since,
+        a due date or penalty rule changed since."""
+        recorder = self.start_recording()
+        for sub in skipped:
+            saved = self.state.load(sub.student_id)  # pending() found it, with this key
+            if saved is None:
+                continue
+            before = Outcome(**saved["row"])
+            recorder.reassess_lateness(sub.student_id)
+            outcome = self.publish(before, written=True)
+            if outcome == before:
+                continue
+            self.state.save(sub.student_id, saved["sha256"], outcome)
+            if self.ledger is not None:
+                self.ledger.save(sub.student_id, saved["sha256"], outcome)
+
+    def grade_all(self, todo: list[Submission], executor: pools.Executor) -> None:
+        """Grade ``todo`` with ``executor``, recording each submission as it arrives."""
+        progress = Progress(
+            total=len(todo), unit="nb", desc="grading", file=sys.stderr, disable=not todo
+        )
+        for sub, graded in executor.results(todo, self.start_recording):
+            self.record_one(sub, graded)
+            del graded  # recorded: nothing of it stays in this process
+            progress.update()
+        progress.close()
+        self.start_recording()  # the gradebook must exist for formgrader, even if all failed
+
+    def close(self) -> None:
+        """Close the gradebook connection."""
+        if self.recorder is not None:
+            self.recorder.close()
+
+
+class Progress(tqdm):
+    """tqdm's progress bar without its monitor thread, which forking must not copy."""
+
+    monitor_interval = 0
+
+
+def _warn(unprotected: list[str]) -> None:
+    lines = "\n".join(f"  - {item}" for item in unprotected)
+    _log.warning(
+        f"\nWARNING: grading WITHOUT these protections:\n{lines}\n"
+        "Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) and allow user "
+        "namespaces to grade untrusted code safely.\n"
+    )

@@ -1,0 +1,65 @@
+"""Is each setting declared once: the command line's defaults read from the functions it calls?"""
+
+import argparse
+import inspect
+
+import pytest
+
+from autograder import cli
+from autograder.pipeline import grade
+from autograder.pipeline.errors import UserError
+from autograder.pipeline.settings import MEMORY, WALL, GradingLimits, course_timeout
+
+from .lab import ASSIGNMENT
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """Every leaf subcommand's parser, by its path (``export canvas``)."""
+    found: dict[str, argparse.ArgumentParser] = {}
+    for action in parser._actions:  # argparse keeps its subparsers only here
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                inner = _subcommands(sub)
+                found.update({f"{name} {k}": v for k, v in inner.items()} or {name: sub})
+    return found
+
+
+COMMANDS = _subcommands(cli.parser())
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_default_is_the_functions_own(command):
+    """Does every option default to what the function it calls defaults to (declared once)?"""
+    parser = COMMANDS[command]
+    function = parser.get_default("run")
+    parameters = inspect.signature(function).parameters
+    checked = 0
+    for action in parser._actions:
+        if action.dest in parameters and action.option_strings and action.dest != "help":
+            wanted = parameters[action.dest].default
+            if wanted is inspect.Parameter.empty:
+                continue
+            assert action.default == wanted, f"{command} {action.option_strings[0]}"
+            checked += 1
+    assert checked >= 2, f"{command}: no option with a default was compared"
+
+
+def test_limits_travel_as_one_object():
+    """Do the run's limits reach the request as one object, with the course's timeout?"""
+    limits = GradingLimits.for_course(ASSIGNMENT)
+    assert (limits.timeout, limits.wall, limits.memory, limits.sandbox) == (
+        course_timeout(ASSIGNMENT),
+        WALL,
+        MEMORY,
+        True,
+    )
+    assert limits.for_sandbox().memory == MEMORY * 2**20
+    assert GradingLimits.for_course(ASSIGNMENT, wall=10).key() != limits.key()
+    assert inspect.signature(grade.grade).parameters["wall"].default == WALL
+
+
+@pytest.mark.parametrize("name", ["timeout", "wall", "memory"])
+def test_a_limit_that_is_not_positive_is_the_users_mistake(name):
+    """Is ``--wall 0`` refused in one line naming the option?"""
+    with pytest.raises(UserError, match=f"--{name} must be positive"):
+        GradingLimits.for_course(ASSIGNMENT, **{name: 0})
