@@ -19,7 +19,8 @@ from typing import Any
 from autograder import __version__, startup
 from autograder.pipeline import grade
 from autograder.pipeline.errors import UserError
-from autograder.tools import check, corpus, export, generate, gradescope
+from autograder.pipeline.lms import canvas, moodle
+from autograder.tools import check, corpus, generate, gradescope
 
 _log = logging.getLogger(__name__)
 
@@ -105,7 +106,7 @@ def _export_parsers(commands: Any) -> None:
     to_canvas.add_argument(
         "--column", help="the assignment's column (default: the only one, or the one naming it)"
     )
-    out = default(export.canvas, "out")
+    out = default(canvas.export, "out")
     to_canvas.add_argument("--out", default=out, help=f"the CSV to import ({out})")
     to_canvas.add_argument(
         "--final",
@@ -113,14 +114,14 @@ def _export_parsers(commands: Any) -> None:
         help="write nothing while a grade is not final (a written answer for a TA, a row not ok)",
     )
     _common(to_canvas)
-    to_canvas.set_defaults(run=export.canvas, positional=[], drop=["lms"])
+    to_canvas.set_defaults(run=canvas.export, positional=[], drop=["lms"])
     to_moodle = kinds.add_parser(
         "moodle",
         help="fill a Moodle grading worksheet",
         description="Fill Moodle's offline grading worksheet; zip the feedback pages for upload.",
     )
     to_moodle.add_argument("--worksheet", required=True, help="the worksheet Moodle exported")
-    out, pages = default(export.moodle, "out"), default(export.moodle, "feedback")
+    out, pages = default(moodle.export, "out"), default(moodle.export, "feedback")
     to_moodle.add_argument("--out", default=out, help=f"the CSV to upload ({out})")
     to_moodle.add_argument("--feedback", default=pages, help=f"the feedback pages ({pages})")
     to_moodle.add_argument(
@@ -134,7 +135,7 @@ def _export_parsers(commands: Any) -> None:
         help="write nothing while a grade is not final (a written answer for a TA, a row not ok)",
     )
     _common(to_moodle)
-    to_moodle.set_defaults(run=export.moodle, positional=[], drop=["lms"])
+    to_moodle.set_defaults(run=moodle.export, positional=[], drop=["lms"])
 
 
 def parser() -> argparse.ArgumentParser:

@@ -148,7 +148,7 @@ WRITES_NO_RESULT = {
     "autograder.tools.generate": "the release, solutions and sample class",
     "autograder.tools.corpus": "the table of caught mistakes in docs/corpus.md",
     "autograder.tools.gradescope": "autograder.zip, and results.json from a run's outcome",
-    "autograder.tools.export": "the LMS's files, filled from the gradebook",
+    "autograder.pipeline.lms.grades": "the LMS's files, filled from the gradebook",
 }
 WRITERS = re.compile(
     r"\.write_text\(|\.write_bytes\(|csv\.writer|open\([^)]*['\"][wa]b?['\"]|nbformat\.write\("

@@ -2,6 +2,7 @@
 
 - :mod:`~autograder.pipeline.course`: nbgrader's course as data (the assignment,
   its cells, the gradebook, every reach into nbgrader's internals);
+- :mod:`~autograder.pipeline.lms`: each LMS's file names and grade file, one module each;
 - :mod:`~autograder.pipeline.submissions`: what the class handed in;
 - :mod:`~autograder.pipeline.grading`: one submission, in a worker;
 - :mod:`~autograder.pipeline.dispatch`: handing submissions to workers;

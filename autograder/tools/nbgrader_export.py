@@ -7,7 +7,8 @@ From a course folder::
     nbgrader export --exporter=autograder.tools.nbgrader_export.MoodleExportPlugin \\
         --MoodleExportPlugin.worksheet=WORKSHEET.csv --to=grades/moodle.csv
 
-The same code as ``python -m autograder export canvas|moodle`` (:mod:`.export`),
+The same code as ``python -m autograder export canvas|moodle``
+(:mod:`~autograder.pipeline.lms.canvas`, :mod:`~autograder.pipeline.lms.moodle`),
 on the gradebook nbgrader opened. ``--assignment=[ID]`` picks the assignment
 when the gradebook holds several.
 """
@@ -21,10 +22,12 @@ from nbgrader.api import Gradebook
 from nbgrader.plugins import ExportPlugin
 from traitlets import Bool, Unicode
 
-from autograder.tools import export
+from autograder.pipeline.errors import UserError
+from autograder.pipeline.lms import canvas, moodle
+from autograder.pipeline.lms.grades import totals_in
 
 
-def _one_line(plugin: ExportPlugin, error: export.UserError) -> None:
+def _one_line(plugin: ExportPlugin, error: UserError) -> None:
     """End nbgrader's export as our command ends on a user's mistake: one line, status 2."""
     plugin.log.error(str(error))
     sys.exit(2)
@@ -33,7 +36,7 @@ def _one_line(plugin: ExportPlugin, error: export.UserError) -> None:
 def _assignment_id(plugin: ExportPlugin, gradebook: Gradebook) -> str:
     chosen = [str(a) for a in plugin.assignment] or [a.name for a in gradebook.assignments]
     if len(chosen) != 1:
-        raise export.UserError(
+        raise UserError(
             f"the gradebook holds {', '.join(chosen) or 'no assignment'}: pick one with "
             "--assignment=[ID]"
         )
@@ -52,14 +55,14 @@ class CanvasExportPlugin(ExportPlugin):
         out = Path(self.to or "canvas.csv")
         try:
             if not self.template:
-                raise export.UserError("give the Canvas export: --CanvasExportPlugin.template=FILE")
+                raise UserError("give the Canvas export: --CanvasExportPlugin.template=FILE")
             assignment_id = _assignment_id(self, gradebook)
-            grades = export.totals_in(gradebook, assignment_id)
-            filled = export.write_canvas(
+            grades = totals_in(gradebook, assignment_id)
+            filled = canvas.write(
                 Path(self.template), self.column or None, out, assignment_id, grades,
                 flag="--CanvasExportPlugin.column",
             )  # fmt: skip
-        except export.UserError as error:
+        except UserError as error:
             return _one_line(self, error)
         self.log.info(filled.summary(out))
 
@@ -75,12 +78,12 @@ class MoodleExportPlugin(ExportPlugin):
         out = Path(self.to or "moodle.csv")
         try:
             if not self.worksheet:
-                raise export.UserError("give the worksheet: --MoodleExportPlugin.worksheet=FILE")
-            grades = export.totals_in(gradebook, _assignment_id(self, gradebook))
-            filled, pages, zipped, _ = export.write_moodle(
+                raise UserError("give the worksheet: --MoodleExportPlugin.worksheet=FILE")
+            grades = totals_in(gradebook, _assignment_id(self, gradebook))
+            filled, pages, zipped, _ = moodle.write(
                 Path(self.worksheet), out, Path(self.feedback), grades, self.match_names
             )
-        except export.UserError as error:
+        except UserError as error:
             return _one_line(self, error)
         self.log.info(filled.summary(out))
         self.log.info("wrote %s: %d feedback page(s)", pages, zipped)

@@ -14,7 +14,8 @@ import pytest
 from nbgrader.api import Gradebook
 
 from autograder.pipeline.course.assignment import find_assignment, tool_environment
-from autograder.tools import export
+from autograder.pipeline.lms import canvas, moodle
+from autograder.pipeline.lms.grades import Total
 
 pytestmark = pytest.mark.slow
 
@@ -229,12 +230,12 @@ def test_names_are_split_as_each_lms_writes_them():
 def test_moodle_matches_participant_numbers_first():
     """Is a Moodle row matched by its participant number before its name or e-mail?"""
     grades = {
-        "jane": export.Total("jane", 10, 41, "42"),
-        "jane_doe": export.Total("jane_doe", 30, 41, ""),
+        "jane": Total("jane", 10, 41, "42"),
+        "jane_doe": Total("jane_doe", 30, 41, ""),
     }
     header = ["Identifier", "Full name", "Email address", "Grade", "Feedback comments"]
     rows = [["Participant 42", "Jane Doe", "jd@example.org", "", ""]]
-    filled, done, who = export.fill_moodle(header, rows, grades, match_names=True)
+    filled, done, who = moodle.fill(header, rows, grades, match_names=True)
     assert filled[0][3] == "10" and who == {"jane": ("Jane Doe", "42")}
     assert done.unmatched == ["jane_doe"]
 
@@ -242,12 +243,12 @@ def test_moodle_matches_participant_numbers_first():
 def test_moodle_keeps_two_participants_apart():
     """王小明 and 李华: each row gets its own grade, each page goes to its own folder?"""
     grades = {
-        "王小明-2003": export.Total("王小明-2003", 39, 41, "2003"),
-        "李华-2007": export.Total("李华-2007", 21, 41, "2007"),
+        "王小明-2003": Total("王小明-2003", 39, 41, "2003"),
+        "李华-2007": Total("李华-2007", 21, 41, "2007"),
     }
     header = ["Identifier", "Full name", "Grade"]
     rows = [["Participant 2003", "王小明", ""], ["Participant 2007", "李华", ""]]
-    filled, _, who = export.fill_moodle(header, rows, grades)
+    filled, _, who = moodle.fill(header, rows, grades)
     assert [row[2] for row in filled] == ["39", "21"]
     assert who == {"王小明-2003": ("王小明", "2003"), "李华-2007": ("李华", "2007")}
 
@@ -255,12 +256,12 @@ def test_moodle_keeps_two_participants_apart():
 def test_an_lms_id_claimed_twice_is_written_for_neither():
     """Two students with one Canvas user id: the row stays empty and the clash is said?"""
     grades = {
-        "bob-2222": export.Total("bob-2222", 39, 41, "2222"),
-        "x-2222": export.Total("x-2222", 0, 41, "2222"),
+        "bob-2222": Total("bob-2222", 39, 41, "2222"),
+        "x-2222": Total("x-2222", 0, 41, "2222"),
     }
     header = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Lab (1)"]
     rows = [["Smith, Bob", "2222", "", "bsmith", "A", ""]]
-    filled, done = export.fill_canvas(header, rows, grades, 5)
+    filled, done = canvas.fill(header, rows, grades, 5)
     assert filled[0][5] == "" and done.notes == [
         "LMS id 2222 is claimed by bob-2222 and x-2222: written for neither; check"
     ]

@@ -49,16 +49,13 @@ from pathlib import Path
 from autograder.pipeline.course.assignment import Assignment
 from autograder.pipeline.errors import UserError
 from autograder.pipeline.files import MAX_SIDE_FILE, read_bounded
+from autograder.pipeline.lms import canvas, moodle
+from autograder.pipeline.lms.grades import Identity, slug
 
 _log = logging.getLogger(__name__)
 
 MAX_FILE = 20 * 2**20  #: bytes; larger files are not read (and graded as unreadable)
 
-CANVAS = re.compile(
-    r"^(?P<student>[a-z0-9]+)_(?:late_)?(?P<lms>\d+)_\d+_.*?(?:-(?P<version>\d+))?\.\w+$",
-    re.IGNORECASE,
-)
-MOODLE = re.compile(r"^(?P<student>.+?)_(?P<lms>\d+)_assignsubmission_(?:file|onlinetext)_")
 PLAIN_ID = re.compile(r"^\w[\w.@+-]{0,99}$")  #: \w: letters and digits of any script, and _
 
 
@@ -167,24 +164,9 @@ class Submission:
         return dataclasses.replace(self, files=dict(self.files))
 
 
-def slug(text: str) -> str:
-    """A student id safe as a folder name, in any script: ``Jane Doe`` -> ``jane_doe``."""
-    return re.sub(r"\W+", "_", text.casefold()).strip("_")[:80] or "unknown"
-
-
 def plain_id(student_id: str) -> bool:
     """Is ``student_id`` plain text: no path, markup or formula (see the module's docstring)?"""
     return bool(PLAIN_ID.match(student_id))
-
-
-@dataclass(frozen=True)
-class Identity:
-    """Who an LMS file belongs to: the id, the LMS's key and the readable name."""
-
-    student_id: str
-    version: int = 0
-    lms_id: str = ""
-    name: str = ""
 
 
 def identify(name: str, stems: tuple[str, ...] = (), pattern: str | None = None) -> Identity:
@@ -205,15 +187,9 @@ def identify(name: str, stems: tuple[str, ...] = (), pattern: str | None = None)
                 student = slug(match.group("student"))
                 return Identity(f"{student}-{key}" if key else student, 0, key, match["student"])
             continue
-        match = CANVAS.match(part)
-        if match:
-            version = int(match.group("version") or 0)
-            key = match.group("lms")
-            return Identity(f"{slug(match['student'])}-{key}", version, key, match["student"])
-        match = MOODLE.match(part)
-        if match:
-            key = match.group("lms")
-            return Identity(f"{slug(match['student'])}-{key}", 0, key, match["student"])
+        who = canvas.identity(part) or moodle.identity(part)
+        if who is not None:
+            return who
     stem = Path(base[-1]).name.split(".")[0]
     for notebook in sorted(stems, key=len, reverse=True):
         stripped = re.sub(rf"[_-]?{re.escape(notebook)}$", "", stem)
@@ -234,7 +210,7 @@ def lms_named(name: str, pattern: str | None = None) -> bool:
     """Is ``name`` (one path part) an LMS's file or participant folder name?"""
     if pattern and re.search(pattern, name):
         return True
-    return bool(CANVAS.match(name) or MOODLE.match(name))
+    return canvas.identity(name) is not None or moodle.identity(name) is not None
 
 
 def notebook_of(name: str, assignment: Assignment) -> str | None:

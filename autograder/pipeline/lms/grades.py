@@ -1,0 +1,220 @@
+"""What each student gets, for an LMS: the gradebook's totals, and the files LMSs exchange.
+
+Totals come from the course's nbgrader gradebook (what formgrader shows: a
+TA's manual points included, a late penalty taken off), scaled to the LMS's
+maximum when the file states one. Every student of the file without a graded
+submission keeps an empty cell, every graded student the file does not list is
+named, and an LMS id two students claim is written for neither: nothing is
+dropped or overwritten silently. Each LMS's own module
+(:mod:`~autograder.pipeline.lms.canvas`, :mod:`~autograder.pipeline.lms.moodle`)
+reads its file names and fills its file.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from nbgrader.api import Gradebook, MissingEntry
+
+from autograder.pipeline.course.assignment import Assignment
+from autograder.pipeline.course.gradebook import database_file
+from autograder.pipeline.errors import UserError
+from autograder.pipeline.files import write_atomic
+from autograder.pipeline.results import after_penalty, ledger
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who an LMS file belongs to: the id, the LMS's key and the readable name."""
+
+    student_id: str
+    version: int = 0
+    lms_id: str = ""
+    name: str = ""
+
+
+def slug(text: str) -> str:
+    """A student id safe as a folder name, in any script: ``Jane Doe`` -> ``jane_doe``."""
+    return re.sub(r"\W+", "_", text.casefold()).strip("_")[:80] or "unknown"
+
+
+@dataclass(frozen=True)
+class Total:
+    """One student's grade for an assignment, as the gradebook holds it (points)."""
+
+    student_id: str
+    score: float
+    max_score: float
+    lms_id: str  # the student's id in the LMS ("" when not known)
+    name: str = ""  # as the LMS gave it, kept in the gradebook
+    pending: str = ""  # why the grade is not final yet ("" when it is)
+
+    def names(self) -> set[str]:
+        """How a person might name this student: the LMS's name, the id without its key."""
+        bare = self.student_id.removesuffix(f"-{self.lms_id}") if self.lms_id else self.student_id
+        return {slug(n) for n in (self.name, bare) if n}
+
+
+def totals_in(gb: Gradebook, assignment_id: str) -> dict[str, Total]:
+    """``{student_id: Total}`` for every graded submission of an assignment in ``gb``."""
+    try:
+        submissions = gb.find_assignment(assignment_id).submissions
+    except MissingEntry:
+        raise UserError(f"the gradebook has no grades for {assignment_id} yet") from None
+    found = {}
+    for sub in submissions:
+        score = after_penalty(float(sub.score), float(sub.late_submission_penalty or 0))
+        student = sub.student
+        name = " ".join(filter(None, (student.first_name, student.last_name)))
+        pending = "a written answer awaits a TA" if sub.needs_manual_grade else ""
+        found[student.id] = Total(
+            student.id, score, float(sub.max_score), student.lms_user_id or "", name, pending
+        )
+    if not found:
+        raise UserError(f"the gradebook has no grades for {assignment_id} yet")
+    return found
+
+
+def totals(assignment: Assignment) -> dict[str, Total]:
+    """:func:`totals_in` the course's gradebook, each with why it is not final, if it is not.
+
+    Beside what the gradebook says (an ungraded written answer), the grader's
+    own record of the last grading (:func:`~autograder.pipeline.results.ledger`)
+    says whether the notebook was fully graded (status ``ok``).
+    """
+    db_url = str(assignment.coursedir.db_url)
+    database = database_file(db_url)
+    if database is not None and not database.is_file():
+        raise UserError(f"no gradebook at {database}: grade the class first")
+    with Gradebook(db_url) as gb:
+        found = totals_in(gb, assignment.id)
+    recorded = ledger(assignment)
+    for student_id, total in found.items():
+        saved = recorded.load(student_id) or {}
+        status = str((saved.get("row") or {}).get("status", "ok"))
+        if status != "ok":
+            why = "; ".join(filter(None, [f"graded {status}", total.pending]))
+            found[student_id] = replace(total, pending=why)
+    return found
+
+
+def not_final(grades: dict[str, Total]) -> list[str]:
+    """``student (why)`` for every grade that is not final yet, by student id."""
+    return [f"{sid} ({grades[sid].pending})" for sid in sorted(grades) if grades[sid].pending]
+
+
+def final_or_refuse(grades: dict[str, Total], final: bool) -> list[str]:
+    """The summary's line on grades not final; with ``final``, a UserError while any remain."""
+    waiting = not_final(grades)
+    if not waiting:
+        return []
+    if final:
+        raise UserError(
+            f"--final: {len(waiting)} grade(s) are not final, nothing written: "
+            + ", ".join(waiting)
+        )
+    return [
+        f"{len(waiting)} grade(s) not final yet (exported as they stand): " + ", ".join(waiting)
+    ]
+
+
+def points(value: float) -> str:
+    """A total as an LMS file shows it: at most two decimals, no trailing zeros."""
+    return f"{round(value, 2):g}"
+
+
+def by_lms_id(grades: dict[str, Total]) -> tuple[dict[str, Total], list[str]]:
+    """``({LMS id: Total}, notes)``: an LMS id two students claim belongs to neither."""
+    claims: dict[str, list[Total]] = {}
+    for total in grades.values():
+        if total.lms_id:
+            claims.setdefault(total.lms_id, []).append(total)
+    found, notes = {}, []
+    for lms_id, claimed in sorted(claims.items()):
+        if len(claimed) == 1:
+            found[lms_id] = claimed[0]
+        else:
+            names = " and ".join(sorted(t.student_id for t in claimed))
+            notes.append(f"LMS id {lms_id} is claimed by {names}: written for neither; check")
+    return found, notes
+
+
+def lms_maximum(text: str, where: str) -> float | None:
+    """The maximum an LMS file states (``"100.00"``), None when empty; UserError if unreadable."""
+    text = text.strip().replace(",", "")
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise UserError(f"cannot read the maximum grade {text!r} in {where}") from None
+    if value <= 0:
+        raise UserError(f"the maximum grade in {where} is {text}, not a positive number")
+    return value
+
+
+def scaled(total: Total, maximum: float | None) -> float:
+    """``total``'s score on the LMS's scale (its own when the LMS states none)."""
+    if maximum is None or total.max_score <= 0:
+        return total.score
+    return total.score * maximum / total.max_score
+
+
+def read_csv(path: Path, what: str) -> tuple[list[str], list[list[str]]]:
+    """``(header, rows)`` of a CSV an LMS exported (a byte-order mark is allowed)."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as why:
+        raise UserError(f"cannot read the {what} {path}: {why}") from None
+    rows = list(csv.reader(io.StringIO(text)))
+    if not rows:
+        raise UserError(f"the {what} {path} is empty")
+    return rows[0], rows[1:]
+
+
+def write_csv(path: Path, header: list[str], rows: list[list[str]]) -> None:
+    """Write an LMS's CSV (UTF-8), replacing ``path`` in one step."""
+    text = io.StringIO(newline="")
+    writer = csv.writer(text)
+    writer.writerow(header)
+    writer.writerows(rows)
+    write_atomic(path, text.getvalue())
+
+
+@dataclass
+class Filled:
+    """What an export did: students filled, listed without a grade, graded but not listed.
+
+    scaled: ``(our maximum, the LMS's)`` when totals were scaled; notes: lines
+    for the TA (matches by name, ids claimed twice).
+    """
+
+    filled: list[str]
+    without_grade: list[str]
+    unmatched: list[str]
+    scaled: tuple[float, float] | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def summary(self, path: Path) -> str:
+        """Lines for the terminal, ending with where the file is."""
+        lines = [f"{len(self.filled)} student(s) filled in"]
+        if self.scaled:
+            ours, theirs = self.scaled
+            lines.append(f"totals scaled from {ours:g} points to the LMS's {theirs:g}")
+        lines += self.notes
+        if self.without_grade:
+            lines.append(
+                f"{len(self.without_grade)} student(s) of the file have no graded submission "
+                "(left empty): " + ", ".join(self.without_grade)
+            )
+        if self.unmatched:
+            lines.append(
+                f"{len(self.unmatched)} graded student(s) match no one in the file (not exported): "
+                + ", ".join(self.unmatched)
+            )
+        lines.append(f"wrote {path}")
+        return "\n".join(lines)
