@@ -75,7 +75,7 @@ generate: setup
 
 ## Grade the corpus with stock nbgrader: the golden file the tests compare with, README table.
 golden: setup
-	$(PY) -m tests.golden
+	$(PY) -m autograder corpus --table docs/corpus.md
 
 ## Fix what ruff can fix, and format.
 format: setup

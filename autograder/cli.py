@@ -20,7 +20,7 @@ from autograder import __version__, startup
 from autograder.pipeline import grade
 from autograder.pipeline.errors import UserError
 from autograder.pipeline.lms import canvas, moodle
-from autograder.tools import check, corpus, generate, gradescope
+from autograder.tools import check, generate, golden, gradescope
 
 _log = logging.getLogger(__name__)
 
@@ -159,18 +159,21 @@ def parser() -> argparse.ArgumentParser:
         "--timeout", type=float, default=timeout, help=f"seconds per cell ({timeout:g})"
     )
     checking.set_defaults(run=check.check, positional=["path"])
-    table = commands.add_parser(
-        "corpus", help="grade the answer corpus with stock nbgrader and print what it catches"
+    recording = commands.add_parser(
+        "corpus",
+        help="grade the answer corpus with stock nbgrader: the golden file, and what it catches",
+        description="Grade every corpus entry, the source and the release with stock nbgrader; "
+        "record corpus/ASSIGNMENT/stock.json and print the table of caught mistakes.",
     )
-    _common(table)
-    jobs = default(corpus.main, "jobs")
-    table.add_argument(
-        "--jobs", type=int, default=jobs, help=f"stock nbgrader's processes ({jobs})"
+    _common(recording)
+    jobs = default(golden.main, "jobs")
+    recording.add_argument(
+        "--jobs", type=int, default=jobs, help=f"stock nbgrader processes ({jobs})"
     )
-    table.add_argument(
-        "--readme", action="store_true", help="also update the table in docs/corpus.md"
+    recording.add_argument(
+        "--table", metavar="PAGE", help="also rewrite the corpus table in this Markdown page"
     )
-    table.set_defaults(run=corpus.main, positional=[])
+    recording.set_defaults(run=golden.main, positional=[])
     _export_parsers(commands)
     packing = commands.add_parser(
         "gradescope",

@@ -7,7 +7,7 @@ grader (``--jobs`` workers, default all cores), checks that every test cell got
 the same points from both, and prints seconds per submission and the ratio.
 
 With ``--failures K``, it then grades the same class again with K of its
-submissions replaced by the failure cases of ``tests/hostile.py`` (broken
+submissions replaced by the failure cases of ``tests/lab/hostile.py`` (broken
 files, runaway loops, crashes, tampered cells, cheats), with our grader only:
 stock nbgrader has no memory limit or sandbox to survive them. It checks that
 every student got a row with the status the case calls for, and that the
@@ -53,8 +53,8 @@ from autograder.pipeline.course.assignment import find_assignment  # noqa: E402
 from autograder.pipeline.errors import UserError  # noqa: E402
 from autograder.tools import corpus, stock  # noqa: E402
 from autograder.tools.nbgrader_cli import scratch_course  # noqa: E402
-from tests import hostile  # noqa: E402
-from tests import lab as course  # noqa: E402
+from tests.lab import hostile  # noqa: E402
+from tests.lab import lab as course  # noqa: E402
 
 
 def build_class(students, assignment=None):
@@ -292,7 +292,7 @@ def main():
     except UserError as error:
         parser.error(str(error))
     if args.failures and assignment != course.ASSIGNMENT:
-        parser.error(f"--failures: tests/hostile.py is written for {course.ASSIGNMENT.id} only")
+        parser.error(f"--failures: tests/lab/hostile.py is written for {course.ASSIGNMENT.id} only")
     submissions = build_class(args.students, assignment)
     cores = os.cpu_count()
     print(f"class of {len(submissions)} submissions; {cores} cores; ours with --jobs {args.jobs}")

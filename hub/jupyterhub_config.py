@@ -7,7 +7,7 @@ nbgrader's *Assignments* tab, set up by ``hub/student/nbgrader_config.py``: the
 course id, read here from the course's ``course_config.py`` (``NBGRADER_COURSE``
 names another course folder), and the exchange (``NBGRADER_EXCHANGE``, default
 ``/srv/nbgrader/exchange``, which must exist with ``chmod ugo+rw``).
-``tests/test_hub.py`` starts the hub the same way. For a real deployment, see
+``tests/lab/test_hub.py`` starts the hub the same way. For a real deployment, see
 docs/instructors.md.
 """
 

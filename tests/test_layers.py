@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from . import lab
-from .lab import ROOT
+from .lab import lab
+from .lab.lab import ROOT
 
 PACKAGE = ROOT / "autograder"
 LAYERS = {
@@ -99,28 +99,57 @@ def test_no_import_cycle():
     assert cycles == []
 
 
-def test_the_engine_knows_no_lab():
-    """Does no module of the engine name this lab's assignment, notebook or answers?"""
-    source = lab.ASSIGNMENT.source(lab.NOTEBOOK)
+def _lab_names() -> re.Pattern[str]:
+    """This lab's assignment id, notebook name and answer names, as one pattern."""
     import nbformat
 
+    source = lab.ASSIGNMENT.source(lab.NOTEBOOK)
     answers = [
         c.metadata.nbgrader["grade_id"]
         for c in nbformat.read(source, 4).cells
         if c.metadata.get("nbgrader", {}).get("solution")
     ]
     stem = lab.NOTEBOOK.removesuffix(".ipynb")
-    pattern = re.compile(
+    return re.compile(
         "|".join(
             [re.escape(lab.ASSIGNMENT.id), re.escape(stem)]
             + [rf"(?<!<)(?<!</)\b{a}\b" for a in answers]
         )
     )  # (an answer named like an HTML tag, <head>, is not named by the tag)
+
+
+def test_the_engine_knows_no_lab():
+    """Does no module of the engine name this lab's assignment, notebook or answers?"""
+    pattern = _lab_names()
     found = [
         f"{name}: {match.group()}"
         for name, path in MODULES.items()
         for match in pattern.finditer(path.read_text())
     ]
+    assert found == []
+
+
+ENGINE_TESTS = sorted((ROOT / "tests" / "engine").rglob("*.py"))
+
+
+def test_engine_tests_know_no_lab():
+    """Do the engine's tests (tests/engine/) grade toy courses, naming nothing of this lab?
+
+    Neither its assignment, notebook or answers, nor the lab's test modules
+    (tests/lab/: its course, corpus, hostile class and fixtures).
+    """
+    pattern = _lab_names()
+    assert len(ENGINE_TESTS) >= 8
+    found = []
+    for path in ENGINE_TESTS:
+        text = path.read_text()
+        found += [f"{path.name}: {m.group()}" for m in pattern.finditer(text)]
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ImportFrom) and (
+                (node.module or "").startswith(("tests.lab", "lab"))
+                or (node.level >= 2)  # from .. import: the tests' shared folder or above
+            ):
+                found.append(f"{path.name}: imports {'.' * node.level}{node.module or ''}")
     assert found == []
 
 
@@ -146,7 +175,7 @@ WRITES_NO_RESULT = {
     "autograder.sandbox.launcher": "the sandbox's cgroup and process limits",
     "autograder.sandbox.student": "the student's own process: its namespaces and helper files",
     "autograder.tools.generate": "the release, solutions and sample class",
-    "autograder.tools.corpus": "the table of caught mistakes in docs/corpus.md",
+    "autograder.tools.golden": "stock nbgrader's results on the corpus, and the page's table",
     "autograder.tools.gradescope": "autograder.zip, and results.json from a run's outcome",
     "autograder.pipeline.lms.grades": "the LMS's files, filled from the gradebook",
 }

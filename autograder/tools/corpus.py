@@ -1,6 +1,7 @@
 """Answer sets: small, named changes to an assignment's answers, kept as TOML.
 
-A corpus file (``tests/corpus/<assignment>/*.toml``) holds one table per answer set::
+A corpus file (``corpus/<assignment>/*.toml``, beside ``source/<assignment>/``)
+holds one table per answer set::
 
     [mean_of_columns]
     what = "averages down the wrong axis"
@@ -20,7 +21,8 @@ correct set): only answers the set changes, since an answer that uses a broken
 one is checked against what it should give with it. ``says`` is the cause the
 feedback must name, ``never`` phrases naming other causes, which it must not
 contain, and ``caught_visibly`` marks a mistake the visible tests (and so the
-self-check) must catch before submission. The sets
+self-check) must catch before submission; ``timeout`` (seconds per cell) marks
+an answer that never returns, graded with that limit. The sets
 are filled into the release notebook by ``grade_id``, so they never go stale
 when the notebook's prose or tests change.
 """
@@ -34,13 +36,12 @@ from pathlib import Path
 from typing import Any
 
 from autograder.pipeline.course import notebook
-from autograder.pipeline.course.assignment import find_assignment
 
 _log = logging.getLogger(__name__)
 
 #: the keys of a corpus table that are not answer cells
-RESERVED = ("what", "loses", "says", "never", "caught_visibly")
-CORPUS = Path("tests") / "corpus"  #: below the course: one folder per assignment
+RESERVED = ("what", "loses", "says", "never", "caught_visibly", "timeout")
+CORPUS = Path("corpus")  #: below the course, beside source/: one folder per assignment
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ class AnswerSet:
     says: str = ""
     never: tuple = ()
     caught_visibly: bool = False
+    timeout: float | None = None
 
 
 def load_corpus(folder: Path) -> dict[str, AnswerSet]:
@@ -70,6 +72,7 @@ def load_corpus(folder: Path) -> dict[str, AnswerSet]:
                 says=table.get("says", ""),
                 never=tuple(table.get("never", ())),
                 caught_visibly=bool(table.get("caught_visibly", False)),
+                timeout=table.get("timeout"),
             )
     return entries
 
@@ -112,10 +115,15 @@ def message_shown(result: Any, answer: str, answer_ids: list[str], says: str = "
 def table(
     entries: dict[str, AnswerSet], results: dict[str, Any], answer_ids: list[str], width: int = 160
 ) -> str:
-    """A markdown table: each mistake, the points it lost, the message a student sees."""
+    """A markdown table: each mistake, the points it lost, the message a student sees.
+
+    An answer that never returns (an entry with a ``timeout``) is left out: the
+    cell's time limit catches it, not a test's message (and stock nbgrader's
+    words for it differ from this grader's).
+    """
     lines = ["| mistake | answer | points lost | message shown |", "| --- | --- | --- | --- |"]
     for name, entry in entries.items():
-        if not entry.loses:
+        if not entry.loses or entry.timeout is not None:
             continue
         result = results[name]
         answer = entry.loses[0]
@@ -130,7 +138,6 @@ def table(
 
 README_BEGIN = "<!-- corpus-table:begin -->"
 README_END = "<!-- corpus-table:end -->"
-TABLE_PAGE = Path("docs") / "corpus.md"  #: below the course: the page that shows the table
 
 
 def with_table(readme: str, text: str) -> str:
@@ -143,25 +150,3 @@ def with_table(readme: str, text: str) -> str:
 def table_in(readme: str) -> str:
     """The text between the corpus-table markers of ``readme``."""
     return readme.split(README_BEGIN, 1)[1].split(README_END, 1)[0].strip("\n")
-
-
-def main(
-    *, assignment: str | None = None, course: Path | str | None = None, jobs: int = 2,
-    readme: bool = False,
-) -> int:  # fmt: skip
-    """Grade the corpus with stock nbgrader and print what the hidden tests catch."""
-    from autograder.tools import stock  # stock nbgrader: only needed to grade the corpus
-
-    chosen = find_assignment(course, assignment)
-    (name,) = chosen.notebooks  # the corpus fills one notebook's answers
-    release_nb = notebook.read(chosen.release(name))
-    entries = load_corpus(chosen.root / CORPUS / chosen.id)
-    built = build(entries, release_nb, notebook.read(chosen.solution(name)))
-    results = stock.autograde(built, jobs=jobs, assignment=chosen)
-    text = table(entries, results, list(notebook.answers(release_nb)))
-    _log.info(text)
-    if readme:
-        path = chosen.root / TABLE_PAGE
-        path.write_text(with_table(path.read_text(), text))
-        _log.info(f"updated the table in {TABLE_PAGE}")
-    return 0

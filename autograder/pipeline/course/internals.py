@@ -3,8 +3,8 @@
 Each item says what it works around and the version it was checked against:
 nbgrader 0.9.6, nbconvert 7.17, SQLAlchemy 2.1, alembic 1.20. An upgrade of any
 of them touches this file only; the comparisons with stock nbgrader check that
-each still behaves as stock does (``tests/pipeline/test_grader.py``, cell by cell
-on the whole corpus, and ``tests/test_second_assignment.py``, late penalties too).
+each still behaves as stock does (``tests/lab/pipeline/test_grader.py``, cell by cell
+on the whole corpus, and ``tests/engine/test_second_assignment.py``, late penalties too).
 
 What the grader takes from nbgrader *as configured* (never as a copied list):
 the sanitising and autograding preprocessors of ``Autograde`` and the

@@ -6,9 +6,9 @@ import re
 import pytest
 
 from autograder.pipeline.course import notebook
+from autograder.tools.golden import RELEASE_KEY, SOURCE_KEY
 
 from . import lab as course
-from .golden import RELEASE_KEY, SOURCE_KEY
 
 MARKERS = (
     "BEGIN SOLUTION",

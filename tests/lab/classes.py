@@ -1,7 +1,7 @@
-"""The hostile class: every case of tests/hostile.py and every corpus entry, graded once.
+"""The hostile class: every case of tests/lab/hostile.py and every corpus entry, graded once.
 
-What the end-to-end tests of the grader (``tests/pipeline/test_grader.py``) and
-of grading on a Dask cluster (``tests/pipeline/test_dask.py``) look at; built
+What the end-to-end tests of the grader (``tests/lab/pipeline/test_grader.py``) and
+of grading on a Dask cluster (``tests/lab/pipeline/test_dask.py``) look at; built
 and graded once per test session (the ``graded_class`` fixture in conftest).
 A local socket listens for anything a submission sends.
 """
@@ -16,21 +16,24 @@ import nbformat
 from autograder.pipeline import results
 from autograder.tools import corpus
 
-from . import golden, hostile
+from . import hostile
 from . import lab as course
 
 CORPUS = corpus.load_corpus(course.ROOT / course.CORPUS)
 # corpus names hold a slash; as student ids they are e.g. corpus--mistakes--no_scale
 CORPUS_IDS = {f"corpus--{name.replace('/', '--')}": name for name in CORPUS}
 # Every entry is compared cell by cell with stock nbgrader's golden file
-# (tests/golden/, `make golden`); these few are also graded by stock live on every
+# (corpus/<assignment>/stock.json, `make golden`); these few are also graded by stock live on every
 # run, so the golden file cannot drift from what stock really does: a correct style,
 # the wrong axis, and a mistake that crashes.
 STOCK_LIVE = ["correct/column_stack", "mistakes/concat_axis0", "mistakes/multi_head_global_input"]
-# Seconds per cell for the class. An honest cell takes under 0.6 s here (the setup
-# cell's imports), so a machine at a quarter of the speed, both cores busy, still
-# passes with room; only the loops that never end run into it.
-CELL_TIMEOUT = str(golden.RUNAWAY_TIMEOUT)
+# Seconds per cell for the class: the limit the corpus's runaway answers are graded
+# with by stock (so their points compare). An honest cell takes under 0.6 s here (the
+# setup cell's imports), so a machine at a quarter of the speed, both cores busy,
+# still passes with room; only the loops that never end run into it.
+RUNAWAY = {name: entry for name, entry in CORPUS.items() if entry.timeout is not None}
+(_LIMIT,) = {entry.timeout for entry in RUNAWAY.values()}
+CELL_TIMEOUT = f"{_LIMIT:g}"
 
 
 def corpus_results(graded):

@@ -196,15 +196,6 @@ RUNAWAY = {
         "timeout",
         "partial",
     ),
-    "runaway_glue": Case(
-        "concat_heads loops forever; multi_head calls it",
-        solved_with(
-            "concat_heads",
-            "def concat_heads(answers):\n" + "\n".join("    " + line for line in LOOP.splitlines()),
-        ),
-        "timeout",
-        "partial",
-    ),
     "stubborn_loop": Case(
         "a loop that swallows interrupts",
         solved_with("count_params", STUBBORN),

@@ -15,6 +15,8 @@ from autograder.pipeline.grading import execute
 from autograder.sandbox import CellTimeout, wire
 from autograder.sandbox.outputs import MAX_CELL_OUTPUTS
 
+from . import toy
+
 
 class FakeStudent:
     """A student process stand-in: runs cells in a dict, answers lookups and calls."""
@@ -53,18 +55,8 @@ class FakeStudent:
 
 
 def code(source, grade_id=None, points=0, kind=None):
-    """A code cell; kind: "answer", "test" or "locked"."""
-    meta = {}
-    if kind:
-        meta = {
-            "grade": kind == "test",
-            "solution": kind == "answer",
-            "locked": kind != "answer",
-            "grade_id": grade_id,
-            "points": points,
-            "schema_version": 3,
-        }
-    return nbformat.v4.new_code_cell(source, metadata={"nbgrader": meta} if meta else {})
+    """A code cell; kind: "answer", "test" or "locked" (:func:`toy.cell`)."""
+    return toy.cell(source, grade_id, kind, points)
 
 
 def notebook(*cells):

@@ -1,6 +1,6 @@
 """Does nothing a student does in the sandbox outlive that student, or reach past it?
 
-The sandbox cases of tests/hostile.py are graded with one worker, in order, so
+The sandbox cases of tests/lab/hostile.py are graded with one worker, in order, so
 the honest student after the planter runs in the very process tree the planter
 left; the other tests start a sandbox directly and look at it from outside.
 """

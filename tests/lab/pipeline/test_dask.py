@@ -3,7 +3,7 @@
 The cluster is started the way a TA starts one (README, "On a cluster"): a
 ``dask scheduler`` and two ``dask worker`` processes on 127.0.0.1, the
 scheduler retrying a task whose worker died once. The workers preload
-tests/dask_faults.py, which kills a worker on cue.
+tests/lab/dask_faults.py, which kills a worker on cue.
 """
 
 import json

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from autograder.pipeline.course.assignment import CONFIG_FILES, find_assignment
 
-ROOT = Path(__file__).resolve().parents[1]  # this repository: the course the tests check
+ROOT = Path(__file__).resolve().parents[2]  # this repository: the course the tests check
 
 ASSIGNMENT = find_assignment(ROOT)
 NOTEBOOK = ASSIGNMENT.notebooks[0]
@@ -19,7 +19,7 @@ SOURCE = ASSIGNMENT.source(NOTEBOOK).relative_to(ROOT)
 RELEASE = ASSIGNMENT.release(NOTEBOOK).relative_to(ROOT)
 SOLUTION = ASSIGNMENT.solution(NOTEBOOK).relative_to(ROOT)
 SAMPLE_CLASS = Path("samples") / "class"
-CORPUS = Path("tests") / "corpus" / ASSIGNMENT.id
+CORPUS = Path("corpus") / ASSIGNMENT.id  # the answer corpus and stock's golden file
 
 
 def _autograded_points() -> float:

@@ -20,50 +20,14 @@ import pytest
 
 from autograder import __version__
 
-from .lab import ROOT
+from . import toy
+
+REPOSITORY = Path(__file__).resolve().parents[2]  # where the engine's source is
 
 pytestmark = [pytest.mark.slow, pytest.mark.venv]
 
 ID = "toy-1"
-
-
-def _cell(source, grade_id, kind, points=0):
-    meta = {
-        "grade": kind == "test",
-        "solution": kind == "answer",
-        "locked": kind == "test",
-        "grade_id": grade_id,
-        "points": points,
-        "schema_version": 3,
-    }
-    return nbformat.v4.new_code_cell(source, metadata={"nbgrader": meta}, id=grade_id)
-
-
-SOLUTION = "def double(v):\n    return 2 * v"
-SOURCE = [
-    _cell(
-        "def double(v):\n    ### BEGIN SOLUTION\n    return 2 * v\n    ### END SOLUTION",
-        "double",
-        "answer",
-    ),
-    _cell('"""Does double(2) give 4?"""\nassert double(2) == 4', "test_double", "test", 1),
-    _cell(
-        "# Hidden test: negatives too.\n### BEGIN HIDDEN TESTS\nassert double(-3) == -6\n"
-        "### END HIDDEN TESTS",
-        "test_double_negative",
-        "test",
-        2,
-    ),
-]
-
-
-def _toy_course(folder: Path) -> Path:
-    (folder / "source" / ID).mkdir(parents=True)
-    (folder / "nbgrader_config.py").write_text(
-        'c = get_config()  # noqa: F821\nc.CourseDirectory.course_id = "toy"\n'
-    )
-    nbformat.write(nbformat.v4.new_notebook(cells=SOURCE), folder / "source" / ID / "toy.ipynb")
-    return folder
+SOLUTION = "def double(v):\n    return 2 * v"  #: toy.DOUBLE's answer, solved
 
 
 @pytest.fixture
@@ -79,9 +43,9 @@ def test_the_engine_installs_alone_and_grades_a_toy_course(tmp_path, readable):
     """Wheel without course files; fresh environment; grades the course it is run in?"""
     dist, src = tmp_path / "dist", tmp_path / "src"  # built apart: nothing else of the course
     shutil.copytree(
-        ROOT / "autograder", src / "autograder", ignore=shutil.ignore_patterns("__pycache__")
+        REPOSITORY / "autograder", src / "autograder", ignore=shutil.ignore_patterns("__pycache__")
     )
-    shutil.copy(ROOT / "pyproject.toml", src / "pyproject.toml")
+    shutil.copy(REPOSITORY / "pyproject.toml", src / "pyproject.toml")
     built = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(dist), str(src)],
         capture_output=True, text=True, timeout=300,
@@ -90,7 +54,9 @@ def test_the_engine_installs_alone_and_grades_a_toy_course(tmp_path, readable):
     (wheel,) = dist.glob("*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert all(n.startswith(("autograder/", "nbgrader_sandboxed_autograder-")) for n in names)
-    course_words = ("multi_head", "multi-head", "lab_checks", ".ipynb", "source/", "release/")
+    # nothing of this repository's course: its folders, notebooks and helper files
+    helpers = {p.name for p in (REPOSITORY / "source").rglob("*.py")}
+    course_words = (".ipynb", "source/", "release/", "solutions/", "corpus/", *helpers)
     assert not [n for n in names if any(word in n for word in course_words)]
 
     env = readable / "env"  # as a real install is: any user may read it
@@ -105,7 +71,7 @@ def test_the_engine_installs_alone_and_grades_a_toy_course(tmp_path, readable):
     with zipfile.ZipFile(wheel) as archive:
         archive.extractall(site)
 
-    course = _toy_course(tmp_path / "course")
+    course = toy.write_course(tmp_path / "course", ID)
     # nbgrader runs alembic and jupyter by name: the dependencies' commands, after the env's
     # and their data files (nbconvert's templates), which pip puts under their prefix
     path = {

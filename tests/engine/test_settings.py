@@ -7,10 +7,11 @@ import pytest
 
 from autograder import cli
 from autograder.pipeline import grade
+from autograder.pipeline.course.assignment import find_assignment
 from autograder.pipeline.errors import UserError
 from autograder.pipeline.settings import MEMORY, WALL, GradingLimits, course_timeout
 
-from .lab import ASSIGNMENT
+from . import toy
 
 
 def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -44,22 +45,30 @@ def test_every_default_is_the_functions_own(command):
     assert checked >= 2, f"{command}: no option with a default was compared"
 
 
-def test_limits_travel_as_one_object():
+@pytest.fixture
+def assignment(tmp_path):
+    """The toy course's assignment, its cell limit set in the course config."""
+    toy.write_course(tmp_path, config="c.Execute.timeout = 17\n")
+    return find_assignment(tmp_path)
+
+
+def test_limits_travel_as_one_object(assignment):
     """Do the run's limits reach the request as one object, with the course's timeout?"""
-    limits = GradingLimits.for_course(ASSIGNMENT)
+    limits = GradingLimits.for_course(assignment)
+    assert course_timeout(assignment) == 17
     assert (limits.timeout, limits.wall, limits.memory, limits.sandbox) == (
-        course_timeout(ASSIGNMENT),
+        17,
         WALL,
         MEMORY,
         True,
     )
     assert limits.for_sandbox().memory == MEMORY * 2**20
-    assert GradingLimits.for_course(ASSIGNMENT, wall=10).key() != limits.key()
+    assert GradingLimits.for_course(assignment, wall=10).key() != limits.key()
     assert inspect.signature(grade.grade).parameters["wall"].default == WALL
 
 
 @pytest.mark.parametrize("name", ["timeout", "wall", "memory"])
-def test_a_limit_that_is_not_positive_is_the_users_mistake(name):
+def test_a_limit_that_is_not_positive_is_the_users_mistake(assignment, name):
     """Is ``--wall 0`` refused in one line naming the option?"""
     with pytest.raises(UserError, match=f"--{name} must be positive"):
-        GradingLimits.for_course(ASSIGNMENT, **{name: 0})
+        GradingLimits.for_course(assignment, **{name: 0})

@@ -1,4 +1,4 @@
-"""Do the hidden tests keep their promise on the answer corpus (tests/corpus/*.toml)?
+"""Do the hidden tests keep their promise on the answer corpus (corpus/<assignment>/*.toml)?
 
 Every correct style gets full marks; every mistake loses points in the tests of
 the answer that made it and nowhere else (an answer that calls it is checked
@@ -6,7 +6,7 @@ with the reference in its place); its messages name its cause and
 no other, and a value mistake is caught by the visible tests before submission.
 Graded by ``python -m autograder grade``
 (the hostile class's run), whose scores equal stock nbgrader's cell by cell on
-every entry (tests/pipeline/test_grader.py compares them with the golden file);
+every entry (tests/lab/pipeline/test_grader.py compares them with the golden file);
 the table in docs/corpus.md, made by stock nbgrader (``make golden``), must match it too.
 """
 
@@ -102,7 +102,7 @@ def test_glue_mistakes_name_the_axis(graded_corpus):
 def test_readme_table_is_current(graded_corpus, entries, answer_ids):
     """Does docs/corpus.md show exactly the table this corpus produces?"""
     expected = corpus.table(entries, graded_corpus, answer_ids)
-    readme = (course.ROOT / corpus.TABLE_PAGE).read_text()
+    readme = (course.ROOT / "docs" / "corpus.md").read_text()
     assert corpus.table_in(readme) == expected, (
         "the table of caught mistakes in docs/corpus.md is stale: run `make golden`"
     )

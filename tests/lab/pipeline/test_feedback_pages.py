@@ -7,7 +7,7 @@ import pytest
 
 from autograder.pipeline.course import notebook
 
-from .. import browser
+from ... import browser
 from .. import lab as course
 from ..lab import ROOT
 

@@ -1,0 +1,101 @@
+"""Small nbgrader courses for the engine's tests: the one place nbgrader cells are built.
+
+The engine knows nbgrader, not any lab, so its tests grade courses written
+here in a temporary folder: a few cells, a helper module, a config. The lab's
+own tests (``tests/lab/``) use the repository's course instead.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+#: nbgrader's cell kinds, as (grade, solution, locked)
+KINDS = {
+    "answer": (False, True, False),  # code the student writes
+    "test": (True, False, True),  # a test cell with points
+    "manual": (True, True, False),  # a written answer a TA grades (Markdown)
+    "locked": (False, False, True),  # read-only code (setup, imports)
+}
+
+CONFIG = (
+    "c = get_config()  # noqa: F821\n"
+    'c.CourseDirectory.course_id = "toy"\n'
+    'c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\\nraise NotImplementedError()"}\n'
+)  #: a course's nbgrader_config.py: nbgrader's defaults but for these
+
+
+def cell(
+    source: str, grade_id: str | None = None, kind: str | None = None, points: float = 0
+) -> Any:
+    """One cell; kind: a key of :data:`KINDS` (nbgrader's metadata), or None for a plain cell.
+
+    A ``manual`` cell is Markdown, every other a code cell.
+    """
+    if kind is None:
+        return nbformat.v4.new_code_cell(source)
+    grade, solution, locked = KINDS[kind]
+    meta = {
+        "grade": grade,
+        "solution": solution,
+        "locked": locked,
+        "grade_id": grade_id,
+        "points": points,
+        "schema_version": 3,
+    }
+    make = nbformat.v4.new_markdown_cell if kind == "manual" else nbformat.v4.new_code_cell
+    return make(source, metadata={"nbgrader": meta}, id=grade_id)
+
+
+def notebook(*cells: Any) -> Any:
+    """A notebook of ``cells``, with Python's kernel."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.from_dict(c) for c in cells])
+    nb.metadata.kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    return nb
+
+
+def write_notebook(cells: list[Any], path: Path) -> None:
+    """Write a notebook of ``cells`` at ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(notebook(*cells), str(path))
+
+
+DOUBLE = [
+    cell(
+        "def double(v):\n    ### BEGIN SOLUTION\n    return 2 * v\n    ### END SOLUTION",
+        "double",
+        "answer",
+    ),
+    cell('"""Does double(2) give 4?"""\nassert double(2) == 4', "test_double", "test", 1),
+    cell(
+        "# Hidden test: negatives too.\n### BEGIN HIDDEN TESTS\nassert double(-3) == -6\n"
+        "### END HIDDEN TESTS",
+        "test_double_negative",
+        "test",
+        2,
+    ),
+]  #: the smallest assignment: one answer, a visible test, a hidden one
+
+
+def write_course(
+    root: Path,
+    assignment_id: str = "toy-1",
+    notebooks: dict[str, list[Any]] | None = None,
+    helpers: dict[str, str] | None = None,
+    config: str = "",
+) -> Path:
+    """A course at ``root``: its config (with ``config`` added) and one assignment's source.
+
+    notebooks: ``{file name: cells}`` (default: ``toy.ipynb`` of :data:`DOUBLE`);
+    helpers: ``{file name: text}`` beside the notebooks.
+    """
+    source = root / "source" / assignment_id
+    source.mkdir(parents=True, exist_ok=True)
+    (root / "nbgrader_config.py").write_text(CONFIG + config)
+    for name, cells in (notebooks or {"toy.ipynb": DOUBLE}).items():
+        write_notebook(cells, source / name)
+    for name, text in (helpers or {}).items():
+        (source / name).write_text(text)
+    return root
