@@ -10,9 +10,14 @@ import os
 
 c = get_config()  # noqa: F821 -- provided by traitlets when it loads the file
 
-# nbgrader's exchange (release, submit, fetch feedback) lives in the course
-# folder, so formgrader finds it wherever the course is cloned.
-c.Exchange.root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "exchange")
+# nbgrader's exchange (release, submit, fetch feedback), declared here alone: the
+# hub reads it from here and hands it to every student's server. By default it is
+# in the course folder, so formgrader finds it wherever the course is cloned; on a
+# shared machine or a hub, where the course folder is the instructor's alone, set
+# NBGRADER_EXCHANGE to a folder students can reach (docs/instructors.md).
+c.Exchange.root = os.environ.get("NBGRADER_EXCHANGE") or os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "exchange"
+)
 
 c.CourseDirectory.course_id = "tiny-gpt-08"
 c.CourseDirectory.source_directory = "source"

@@ -10,13 +10,16 @@ Three layers, one package each; imports flow one way, tools -> pipeline -> sandb
 (``tests/test_layers.py`` checks it):
 
 - :mod:`autograder.tools`: course tools built on the pipeline (generate,
-  corpus, stock nbgrader comparison, the self-check);
-- :mod:`autograder.pipeline`: grading as an ordered list of stages, one module
-  each (collect, sanitize, execute, score, record, report), the assignment as
-  a value (:mod:`~autograder.pipeline.course.assignment`) and every reach into
-  nbgrader's internals in one module (:mod:`~autograder.pipeline.course.internals`);
+  the corpus and its golden file, stock nbgrader comparison, the self-check,
+  Gradescope);
+- :mod:`autograder.pipeline`: grading a class, one folder per role, read in the
+  order a grade passes through (see :mod:`autograder.pipeline` and the docs'
+  architecture page);
 - :mod:`autograder.sandbox`: everything that runs or talks to untrusted
   student code (launcher, the student's side, the data-only wire).
+
+Importing the package does nothing else: each entry point starts the process
+with :func:`autograder.startup.start`.
 
 Why the verdicts are computed outside the student's process
 -----------------------------------------------------------

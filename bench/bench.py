@@ -53,13 +53,12 @@ from autograder.pipeline.course.assignment import find_assignment  # noqa: E402
 from autograder.pipeline.errors import UserError  # noqa: E402
 from autograder.tools import corpus, stock  # noqa: E402
 from autograder.tools.nbgrader_cli import scratch_course  # noqa: E402
-from tests.lab import hostile  # noqa: E402
-from tests.lab import lab as course  # noqa: E402
+from tests.lab import hostile, lab  # noqa: E402
 
 
 def build_class(students, assignment=None):
     """``{student_id: notebook}``: the assignment's corpus cycled to ``students`` submissions."""
-    assignment = assignment or course.ASSIGNMENT
+    assignment = assignment or lab.ASSIGNMENT
     (name,) = assignment.notebooks  # the corpus fills one notebook's answers
     release_nb = notebook.read(assignment.release(name))
     entries = corpus.load_corpus(ROOT / corpus.CORPUS / assignment.id)
@@ -86,7 +85,7 @@ def as_files(submissions):
 def mix_in_failures(files, count, context):
     """``({student_id: bytes}, {student_id: case name})``: every so often, a failure case."""
     files = dict(files)
-    release_nb, solution_nb = (notebook.read(ROOT / p) for p in (course.RELEASE, course.SOLUTION))
+    release_nb, solution_nb = (notebook.read(ROOT / p) for p in (lab.RELEASE, lab.SOLUTION))
     ids = sorted(files)
     step = max(1, len(ids) // max(count, 1))
     replaced = {}
@@ -109,7 +108,7 @@ def time_ours(files, jobs, scratch, assignment=None, *extra):
     extra: more options for ``grade`` (``--timeout 3``). The command's output is
     kept in ``scratch/grade.out`` (see :func:`peak_memory`).
     """
-    assignment = assignment or course.ASSIGNMENT
+    assignment = assignment or lab.ASSIGNMENT
     course_dir, folder, out = scratch / "course", scratch / "class", scratch / "out"
     scratch_course(ROOT, course_dir, release=True)
     for student_id, data in files.items():
@@ -251,13 +250,13 @@ def run_runaway(files, jobs, without_seconds, timeout=None):
     timeout: the cell limit for this run (default: the course's).
     """
     files = dict(files)
-    release_nb, solution_nb = (notebook.read(ROOT / p) for p in (course.RELEASE, course.SOLUTION))
+    release_nb, solution_nb = (notebook.read(ROOT / p) for p in (lab.RELEASE, lab.SOLUTION))
     first = sorted(files)[0]
     files[first] = hostile.CASES["runaway_attention"].build(release_nb, solution_nb, {})
     extra = ["--timeout", f"{timeout:g}"] if timeout else []
     with tempfile.TemporaryDirectory(prefix="bench-runaway-") as scratch:
         seconds, rows = time_ours(files, jobs, Path(scratch), None, *extra)
-    timeout = timeout or float(course.ASSIGNMENT.config.Execute.get("timeout", 30))
+    timeout = timeout or float(lab.ASSIGNMENT.config.Execute.get("timeout", 30))
     print("\nthe same class with one student's attention_weights looping forever:")
     print(f"python -m autograder     : {seconds:7.1f} s  (without it: {without_seconds:.1f} s)")
     print(
@@ -291,8 +290,8 @@ def main():
         assignment = find_assignment(ROOT, args.assignment)
     except UserError as error:
         parser.error(str(error))
-    if args.failures and assignment != course.ASSIGNMENT:
-        parser.error(f"--failures: tests/lab/hostile.py is written for {course.ASSIGNMENT.id} only")
+    if args.failures and assignment != lab.ASSIGNMENT:
+        parser.error(f"--failures: tests/lab/hostile.py is written for {lab.ASSIGNMENT.id} only")
     submissions = build_class(args.students, assignment)
     cores = os.cpu_count()
     print(f"class of {len(submissions)} submissions; {cores} cores; ours with --jobs {args.jobs}")

@@ -4,9 +4,10 @@
 this machine; run it as root, since the hub starts each user's server as that
 user. Users log in with their Linux password (PAM). Each user's JupyterLab has
 nbgrader's *Assignments* tab, set up by ``hub/student/nbgrader_config.py``: the
-course id, read here from the course's ``course_config.py`` (``NBGRADER_COURSE``
-names another course folder), and the exchange (``NBGRADER_EXCHANGE``, default
-``/srv/nbgrader/exchange``, which must exist with ``chmod ugo+rw``).
+course id and the exchange, both read here from the course's settings
+(``course_config.py``; ``NBGRADER_COURSE`` names another course folder). The
+exchange must be a folder students can reach (``NBGRADER_EXCHANGE``, as
+docs/instructors.md says: ``/srv/nbgrader/exchange`` made with ``chmod ugo+rw``).
 ``tests/lab/test_hub.py`` starts the hub the same way. For a real deployment, see
 docs/instructors.md.
 """
@@ -43,10 +44,18 @@ c.Spawner.start_timeout = 120
 sys.path.insert(0, str(HERE.parent))
 from autograder.pipeline.course.assignment import load_config  # noqa: E402
 
-COURSE_ID = load_config(COURSE).CourseDirectory.course_id
+SETTINGS = load_config(COURSE)
+COURSE_ID = SETTINGS.CourseDirectory.course_id
+EXCHANGE = Path(SETTINGS.Exchange.root)
+if EXCHANGE.resolve().is_relative_to(COURSE.resolve()):
+    print(
+        f"warning: the exchange {EXCHANGE} is inside the course folder, which students must "
+        "not read: set NBGRADER_EXCHANGE=/srv/nbgrader/exchange (docs/instructors.md)",
+        file=sys.stderr,
+    )
 
 c.Spawner.environment = {
     "JUPYTER_CONFIG_PATH": str(HERE / "student"),
     "NBGRADER_COURSE_ID": COURSE_ID,
-    "NBGRADER_EXCHANGE": os.environ.get("NBGRADER_EXCHANGE", "/srv/nbgrader/exchange"),
+    "NBGRADER_EXCHANGE": str(EXCHANGE),
 }

@@ -71,6 +71,45 @@ def test_imports_flow_down(name):
     assert upward == [], f"{name} imports a higher layer: {upward}"
 
 
+#: pipeline/'s rooms from the ground up: a room may use its own or those below it, so a
+#: student's grade reads in order (docs/architecture.md)
+PIPELINE_FLOORS = [
+    ("errors", "files"),
+    ("course",),
+    ("settings", "results"),
+    ("lms", "reports"),
+    ("submissions",),
+    ("grading",),
+    ("dispatch",),
+    ("recording",),
+    ("grade",),
+]
+
+
+def pipeline_floor(name: str) -> int:
+    """The floor of a pipeline module (its room: the folder or module below pipeline/)."""
+    room = name.split(".")[2]
+    (floor,) = [i for i, rooms in enumerate(PIPELINE_FLOORS) if room in rooms]
+    return floor
+
+
+PIPELINE = sorted(n for n in MODULES if n.startswith("autograder.pipeline.") and n.count(".") >= 2)
+
+
+@pytest.mark.parametrize("name", PIPELINE)
+def test_the_pipeline_reads_in_order(name):
+    """Does this pipeline module use only its own room or the rooms a grade passed through?"""
+    mine = pipeline_floor(name)
+    above = sorted(
+        other
+        for other in GRAPH[name]
+        if other.startswith("autograder.pipeline.")
+        and other.count(".") >= 2
+        and pipeline_floor(other) > mine
+    )
+    assert above == [], f"{name} uses rooms a grade reaches later: {above}"
+
+
 def test_only_the_launcher_starts_the_student_side():
     """Is the student-side module imported by the launcher alone (in the grader)?"""
     users = sorted(

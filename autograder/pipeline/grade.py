@@ -218,7 +218,9 @@ def _run_locked(request: Request) -> ClassGrades:
     results.write_csv(ordered, list(columns.possible), out.csv)
     sources = {n: notebook.read(chosen.source(n)) for n in chosen.notebooks}
     out.write_report(
-        class_report.render(f"{chosen.id}: the class report", ordered, columns, sources)
+        class_report.render(
+            f"{chosen.id}: the class report", ordered, columns, sources, chosen.hidden_tests
+        )
     )
     _log.info(terminal.table(ordered))
     _log.info("")

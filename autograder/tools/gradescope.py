@@ -47,6 +47,7 @@ from autograder import startup
 from autograder.pipeline import grade as grading
 from autograder.pipeline.course import dependencies, notebook
 from autograder.pipeline.course.assignment import Assignment, config_files, find_assignment
+from autograder.pipeline.files import write_atomic
 from autograder.pipeline.results import ClassFolder
 from autograder.pipeline.settings import GradingLimits
 from autograder.sandbox.launcher import kill_user, run_uid
@@ -238,7 +239,7 @@ def _tests(
                     }
                 )
                 continue
-            hidden = "BEGIN HIDDEN TESTS" in cell.source
+            hidden = chosen.hidden_tests in cell.source
             checks = notebook.what_it_checks(cell.source)
             said = row.get("messages", {}) if hidden or shown is None else shown
             tests.append(
@@ -383,14 +384,6 @@ def visible_only(chosen: Assignment, scratch: Path) -> Assignment:
     return find_assignment(root, chosen.id)
 
 
-def write_results(path: Path, results: dict[str, Any]) -> None:
-    """Replace ``path`` with ``results`` in one step: never half a file, never the old one."""
-    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=".results-")
-    with os.fdopen(handle, "w") as out:
-        json.dump(results, out, indent=2)
-    os.replace(tmp, path)
-
-
 class VisibleRun:
     """A grading run in a process of its own, beside the graded one: what visible tests say.
 
@@ -501,7 +494,7 @@ def run(root: Path | str = GRADESCOPE_ROOT, course: Path | str | None = None) ->
             note = f"killed {len(lingering)} process(es) the submission left running"
             results["tests"][-1]["output"] += f"\n{note}"
     results["execution_time"] = round(time.monotonic() - started)
-    write_results(results_path, results)
+    write_atomic(results_path, json.dumps(results, indent=2))
     return results
 
 

@@ -16,10 +16,9 @@ import nbformat
 from autograder.pipeline import results
 from autograder.tools import corpus
 
-from . import hostile
-from . import lab as course
+from . import hostile, lab
 
-CORPUS = corpus.load_corpus(course.ROOT / course.CORPUS)
+CORPUS = corpus.load_corpus(lab.ROOT / lab.CORPUS)
 # corpus names hold a slash; as student ids they are e.g. corpus--mistakes--no_scale
 CORPUS_IDS = {f"corpus--{name.replace('/', '--')}": name for name in CORPUS}
 # Every entry is compared cell by cell with stock nbgrader's golden file
@@ -46,7 +45,7 @@ def corpus_results(graded):
     from autograder.pipeline.results import Store
     from autograder.tools.stock import StockResult
 
-    tests = notebook.Columns({course.NOTEBOOK: notebook.read(course.ROOT / course.SOURCE)}).tests()
+    tests = notebook.Columns({lab.NOTEBOOK: notebook.read(lab.ROOT / lab.SOURCE)}).tests()
     state = Store(graded["out"])
     found = {}
     for student_id, name in CORPUS_IDS.items():
@@ -102,24 +101,24 @@ def build_and_grade(tmp_path_factory, template, release_nb, solution_nb):
     template: the course to copy (the ``course_template`` fixture).
     """
     base = tmp_path_factory.mktemp("class")
-    course_dir = course.copy_course(template, base / "course")
+    course_dir = lab.copy_course(template, base / "course")
     submissions, out = base / "submissions", base / "grades"
     listener = Listener()
     context = {"course": course_dir, "out": out, "submissions": submissions, "port": listener.port}
     hostile.build_class(submissions, release_nb, solution_nb, context)
     for student_id, name in CORPUS_IDS.items():
         nb = corpus.build({name: CORPUS[name]}, release_nb, solution_nb)[name]
-        path = submissions / course.submission_path(student_id)
+        path = submissions / lab.submission_path(student_id)
         path.parent.mkdir(parents=True)
         path.write_text(nbformat.writes(nb))
     ids = sorted(p.name for p in submissions.iterdir())
     Path("/tmp/pwned").unlink(missing_ok=True)
-    watched = ("source", "release", *course.CONFIG_FILES)
+    watched = ("source", "release", *lab.CONFIG_FILES)
     before = {
         "course": {k: v for k, v in tree_hash(course_dir).items() if k.split("/")[0] in watched},
         "submissions": tree_hash(submissions),
     }
-    done = course.grade_command(submissions, course_dir, out, "--timeout", CELL_TIMEOUT)
+    done = lab.grade_command(submissions, course_dir, out, "--timeout", CELL_TIMEOUT)
     listener.stop()
     after = {
         "course": {k: v for k, v in tree_hash(course_dir).items() if k.split("/")[0] in watched},

@@ -14,7 +14,7 @@ from autograder.tools import (
 )
 from autograder.tools.golden import RELEASE_KEY, SOURCE_KEY
 
-from . import lab as course
+from . import lab
 
 CORPUS_TABLE = pytest.StashKey[str]()
 
@@ -22,19 +22,19 @@ CORPUS_TABLE = pytest.StashKey[str]()
 @pytest.fixture(scope="session")
 def source_nb():
     """The instructor's source notebook."""
-    return notebook.read(course.ROOT / course.SOURCE)
+    return notebook.read(lab.ROOT / lab.SOURCE)
 
 
 @pytest.fixture(scope="session")
 def release_nb():
     """The committed student notebook."""
-    return notebook.read(course.ROOT / course.RELEASE)
+    return notebook.read(lab.ROOT / lab.RELEASE)
 
 
 @pytest.fixture(scope="session")
 def solution_nb():
     """The committed executed solution."""
-    return notebook.read(course.ROOT / course.SOLUTION)
+    return notebook.read(lab.ROOT / lab.SOLUTION)
 
 
 @pytest.fixture(scope="session")
@@ -46,14 +46,14 @@ def answer_ids(release_nb):
 @pytest.fixture(scope="session")
 def entries():
     """The answer corpus: ``{"file/name": AnswerSet}``."""
-    return corpus.load_corpus(course.ROOT / course.CORPUS)
+    return corpus.load_corpus(lab.ROOT / lab.CORPUS)
 
 
 @pytest.fixture(scope="session")
 def regenerated():
     """A folder holding release/, solutions/ and samples/ freshly generated from source/."""
     with tempfile.TemporaryDirectory(prefix="regenerated-") as out:
-        generate.generate(course.ASSIGNMENT, out)
+        generate.generate(lab.ASSIGNMENT, out)
         yield Path(out)
 
 
@@ -65,7 +65,7 @@ def stock_golden():
     Fails (never skips) when the file is stale: `make golden` regenerates it.
     """
     try:
-        return golden.read(course.ASSIGNMENT)
+        return golden.read(lab.ASSIGNMENT)
     except golden.Stale as why:
         pytest.fail(str(why), pytrace=False)
 
@@ -112,7 +112,7 @@ def course_template(tmp_path_factory):
     from autograder.pipeline.course.gradebook import ensure_gradebook
     from autograder.tools.nbgrader_cli import scratch_course
 
-    template = scratch_course(course.ROOT, tmp_path_factory.mktemp("template") / "course", True)
+    template = scratch_course(lab.ROOT, tmp_path_factory.mktemp("template") / "course", True)
     ensure_gradebook(find_assignment(template))
     return template
 
@@ -120,7 +120,7 @@ def course_template(tmp_path_factory):
 @pytest.fixture
 def new_course(course_template, tmp_path):
     """A fresh copy of the course template in ``tmp_path/course``, its gradebook built."""
-    return course.copy_course(course_template, tmp_path / "course")
+    return lab.copy_course(course_template, tmp_path / "course")
 
 
 @pytest.fixture(scope="session")
@@ -136,17 +136,17 @@ def graded_samples(tmp_path_factory, course_template):
     import shutil
 
     base = tmp_path_factory.mktemp("samples")
-    course_dir = course.copy_course(course_template, base / "course")
+    course_dir = lab.copy_course(course_template, base / "course")
     download, out = base / "canvas-download", base / "grades"
     download.mkdir()
-    samples = course.ROOT / course.SAMPLE_CLASS
+    samples = lab.ROOT / lab.SAMPLE_CLASS
     ids, lms_ids = {}, {}
     for number, student in enumerate(sorted(p.name for p in samples.iterdir())):
         ids[student] = f"{student}-{1000 + number}"
         lms_ids[ids[student]] = str(1000 + number)
-        name = f"{student}_{1000 + number}_{9000 + number}_{course.NOTEBOOK}"
-        shutil.copy(samples / course.submission_path(student), download / name)
-    done = course.grade_command(download, course_dir, out)
+        name = f"{student}_{1000 + number}_{9000 + number}_{lab.NOTEBOOK}"
+        shutil.copy(samples / lab.submission_path(student), download / name)
+    done = lab.grade_command(download, course_dir, out)
     assert done.returncode == 0, done.stderr[-3000:]
     return {"course": course_dir, "out": out, "done": done, "ids": ids, "lms_ids": lms_ids}
 

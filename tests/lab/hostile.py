@@ -16,7 +16,7 @@ import nbformat
 
 from autograder.pipeline.course import notebook
 
-from . import lab as course
+from . import lab
 
 
 @dataclass(frozen=True)
@@ -892,7 +892,7 @@ CASES = {
 
 def write_case(folder, student_id, data):
     """Write one submission in nbgrader's layout below ``folder``."""
-    path = folder / course.submission_path(student_id)
+    path = folder / lab.submission_path(student_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
 

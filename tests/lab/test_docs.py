@@ -9,15 +9,12 @@ import pytest
 from autograder import cli
 from autograder.pipeline.course import notebook
 
-from . import lab as course
+from . import lab
 
-README = course.ROOT / "README.md"
-DOCS = course.ROOT / "docs"
+README = lab.ROOT / "README.md"
+DOCS = lab.ROOT / "docs"
 PAGES = [README, *sorted(DOCS.glob("*.md"))]
 MAX_README_LINES = 150
-PLACEHOLDERS = re.compile(
-    r"\[|\]|\.\.\.|SUBMISSIONS|DIR\b|HOST|ADDRESS|FILE|NAME\b|WORKSHEET|GRADEBOOK"
-)
 
 
 RUNNABLE = ("python -m autograder", "make ", "nbgrader ")
@@ -53,7 +50,7 @@ def _subcommands() -> set[str]:
 
 
 def _make_targets() -> set[str]:
-    text = (course.ROOT / "Makefile").read_text()
+    text = (lab.ROOT / "Makefile").read_text()
     return set(re.findall(r"^([a-z][a-z-]*):", text, re.M))
 
 
@@ -67,14 +64,58 @@ def test_readme_fits_on_two_screens():
     assert "make docs" in README.read_text()
 
 
+#: a placeholder of the docs' commands, and a value of its kind to parse in its place
+EXAMPLES = {
+    "SUBMISSIONS": "submissions.zip",
+    "ID": "08-multi-head",
+    "N": "2",
+    "S": "30",
+    "DIR": "out",
+    "tcp://HOST:8786": "tcp://127.0.0.1:8786",
+    "HOST": "127.0.0.1",
+    "ADDRESS": "tcp://127.0.0.1:8786",
+    "FILE": "file.csv",
+    "NAME": "name",
+    "WORKSHEET": "worksheet.csv",
+    "GRADEBOOK": "gradebook.csv",
+}
+SHELL = {"mkdir", "chmod"}  # coreutils the docs use on paths they name
+
+
+def concrete(line: str) -> list[str]:
+    """The words of ``line`` with each placeholder replaced by an example of its kind
+    (``[--out DIR]`` -> ``--out out``); an unknown placeholder stays, and fails to parse."""
+    words = shlex.split(line.replace("[", "").replace("]", "").replace("...", ""))
+    return [EXAMPLES.get(word, word) for word in words]
+
+
+def _click_command(name: str):
+    """Dask's command ``name`` (scheduler, worker) as its click object, to parse options."""
+    if name == "scheduler":
+        from distributed.cli.dask_scheduler import main
+    else:
+        from distributed.cli.dask_worker import main
+    return main
+
+
 @pytest.mark.parametrize("page, line", COMMANDS, ids=[f"{p}:{c[:40]}" for p, c in COMMANDS])
 def test_every_command_in_the_docs_parses(page, line):
-    """Does every command the docs show still exist, with options the program accepts?"""
-    words = shlex.split(line)
+    """Does every command the docs show still exist, with options the program accepts?
+
+    Placeholders are replaced by examples of their kind; each kind of command is
+    checked by what reads it (our parser, make's targets, nbgrader's and Dask's
+    subcommands and options, the files and variables named), and a kind with no
+    check fails here rather than passing unread.
+    """
+    words = concrete(line)
+    env = []  # VAR=value words before the program: its environment
+    while words and re.match(r"^[A-Z_]+=", words[0]):
+        env.append(words.pop(0))
+    program = Path(words[0]).name if words else ""
     if words[:3] == ["python", "-m", "autograder"] and len(words) <= 4:
         # the program or a command named in a sentence: it must exist
         assert words[3:] in ([], ["--version"]) or words[3] in _subcommands(), line
-    elif words[:3] == ["python", "-m", "autograder"] and not PLACEHOLDERS.search(line):
+    elif words[:3] == ["python", "-m", "autograder"]:
         try:
             cli.parser().parse_args(words[3:])
         except SystemExit as exit:
@@ -85,6 +126,52 @@ def test_every_command_in_the_docs_parses(page, line):
         from nbgrader.apps import NbGraderApp
 
         assert words[1] in NbGraderApp.subcommands, line
+    elif program == "dask":
+        import click
+
+        try:
+            _click_command(words[1]).make_context(f"dask {words[1]}", words[2:])
+        except click.ClickException as error:
+            pytest.fail(f"{page}: `{line}`: {error.format_message()}")
+        import dask.config
+
+        for setting in env:  # DASK_A__B__C=1 is dask's a.b.c setting: it must exist
+            key = setting.split("=")[0].removeprefix("DASK_").lower().replace("__", ".")
+            assert dask.config.get(key.replace("_", "-"), None) is not None, setting
+    elif words[0] == "." or words[0] == "source":
+        assert (lab.ROOT / words[1]).is_file(), f"{line}: no {words[1]} (after make setup)"
+    elif words[0] == "export":
+        name = words[1].split("=")[0]
+        readers = [lab.ROOT / "course_config.py", *(lab.ROOT / "hub").rglob("*.py")]
+        assert any(name in path.read_text() for path in readers), f"{line}: nothing reads {name}"
+    elif words[0] == "python" and words[1].endswith(".py"):
+        # a student's command, in the lab folder they were given
+        assert (lab.ASSIGNMENT.release_dir / words[1]).is_file(), line
+    elif words[0] in SHELL:
+        import shutil
+
+        assert shutil.which(words[0]), line
+    else:
+        pytest.fail(f"{page}: `{line}`: no check for this kind of command; add one here")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "python -m autograder grade SUBMISSIONS --no-such-option",
+        "python -m autograder grade SUBMISSIONS [--timeout WHEN]",
+        ".venv/bin/dask worker tcp://HOST:8786 --no-such-option 1",
+        "DASK_DISTRIBUTED__SCHEDULER__NO_SUCH_SETTING=1 .venv/bin/dask scheduler",
+        "export NOTHING_READS_THIS=1",
+        "make no-such-target",
+        "python no_such_file.py",
+        "rm -rf out",
+    ],
+)
+def test_a_wrong_command_in_the_docs_fails(line):
+    """Would each kind of check catch a command that no longer works (so none passes unread)?"""
+    with pytest.raises((AssertionError, pytest.fail.Exception)):
+        test_every_command_in_the_docs_parses("page.md", line)
 
 
 def test_commands_are_found():
@@ -120,7 +207,7 @@ def test_gradescope_points_are_stated_truly(source_nb):
 
 def test_sample_class_size_is_stated_truly():
     """Is the sample class the size the README says?"""
-    students = len(list((course.ROOT / course.SAMPLE_CLASS).iterdir()))
+    students = len(list((lab.ROOT / lab.SAMPLE_CLASS).iterdir()))
     words = {12: "twelve"}
     assert f"the {words.get(students, students)} students of `samples/class/`" in README.read_text()
 

@@ -35,7 +35,7 @@ from autograder.pipeline import results
 from autograder.pipeline.course.assignment import tool_environment
 from autograder.tools import corpus
 
-from . import lab as course
+from . import lab
 
 pytestmark = [pytest.mark.slow, pytest.mark.users]
 
@@ -85,7 +85,7 @@ def shared_machine(new_course, tmp_path):
     changed: list[tuple[Path, int]] = []
     _make_reachable(Path(sys.prefix), changed)
     _make_reachable(Path(sys.base_prefix), changed)
-    _make_reachable(course.ROOT, changed)
+    _make_reachable(lab.ROOT, changed)
     exchange = Path(tempfile.mkdtemp(prefix="nbx-exchange-"))  # in /tmp: everyone reaches it
     exchange.chmod(0o777)  # nbgrader's docs: `chmod ugo+rw` the exchange root
     new_course.chmod(0o700)  # the instructor's: no student may read it
@@ -106,7 +106,7 @@ def shared_machine(new_course, tmp_path):
 
 
 def _answers(name: str, release_nb, solution_nb) -> str:
-    entries = corpus.load_corpus(course.ROOT / course.CORPUS)
+    entries = corpus.load_corpus(lab.ROOT / lab.CORPUS)
     return nbformat.writes(corpus.build({name: entries[name]}, release_nb, solution_nb)[name])
 
 
@@ -116,7 +116,7 @@ def _fill_in(user: str, text: str) -> None:
     staged = home / ".answers.ipynb"
     staged.write_text(text)
     shutil.chown(staged, user, user)
-    target = home / course.ASSIGNMENT.id / course.NOTEBOOK
+    target = home / lab.ASSIGNMENT.id / lab.NOTEBOOK
     done = _as(user, "cp", str(staged), str(target))
     assert done.returncode == 0, done.stderr
 
@@ -128,7 +128,7 @@ def _grade_and_release(course_dir: Path, at: str, due: datetime) -> dict[str, di
     with a rule that takes late work off, collects the newest submissions, grades
     them with the batch grader, checks the grades, then releases stock feedback.
     """
-    lab_id = course.ASSIGNMENT.id
+    lab_id = lab.ASSIGNMENT.id
     with open(course_dir / "course_config.py", "a") as config:
         config.write('\nc.LateSubmissionPlugin.penalty_method = "zero"\n')
     dated = _nbgrader("db", "assignment", "add", lab_id,
@@ -137,14 +137,14 @@ def _grade_and_release(course_dir: Path, at: str, due: datetime) -> dict[str, di
     collected = _nbgrader("collect", lab_id, "--update", at, cwd=course_dir)
     assert collected.returncode == 0, collected.stderr
     out = course_dir / "grades"
-    graded = course.grade_command(course_dir / "submitted", course_dir, out)
+    graded = lab.grade_command(course_dir / "submitted", course_dir, out)
     assert graded.returncode == 0, graded.stderr
     rows = {r["student_id"]: r for r in results.read_csv(out / "grades.csv")}
     assert set(rows) == set(STUDENTS)
     ada, ben = rows["nbx-ada"], rows["nbx-ben"]
-    assert float(ada["score"]) == course.AUTOGRADED and float(ada["late_penalty"]) == 0, ada
+    assert float(ada["score"]) == lab.AUTOGRADED and float(ada["late_penalty"]) == 0, ada
     raw = float(ben["raw_score"])
-    assert 0 < raw < course.AUTOGRADED  # the newer submission, wrong axis: not the blank one
+    assert 0 < raw < lab.AUTOGRADED  # the newer submission, wrong axis: not the blank one
     assert ben["test_concat_heads"] == "0" and ben["test_blend"] == "1"
     assert float(ben["late_penalty"]) == raw and float(ben["score"]) == 0  # late: "zero"
     page = (out / "feedback" / "nbx-ben.html").read_text()
@@ -158,7 +158,7 @@ def _grade_and_release(course_dir: Path, at: str, due: datetime) -> dict[str, di
 def _check_own_feedback(user: str, rows: dict[str, dict[str, str]]) -> None:
     """Is the one feedback page ``user`` fetched their own (their score, not the other's)?"""
     home = Path(pwd.getpwnam(user).pw_dir)
-    pages = list((home / course.ASSIGNMENT.id / "feedback").rglob("*.html"))
+    pages = list((home / lab.ASSIGNMENT.id / "feedback").rglob("*.html"))
     assert len(pages) == 1, pages  # the page of the submission graded, only
     text = pages[0].read_text()
     mine, other = (float(rows[u]["score"]) for u in (user, *set(STUDENTS) - {user}))
@@ -171,7 +171,7 @@ def test_a_class_goes_through_the_exchange_and_back(shared_machine, release_nb, 
     """Release, fetch, self-check, submit (twice), collect, grade, feedback: each their own?"""
     course_dir, exchange = shared_machine
     at = f"--Exchange.root={exchange}"
-    lab_id = course.ASSIGNMENT.id
+    lab_id = lab.ASSIGNMENT.id
     done = _nbgrader("release_assignment", lab_id, at, cwd=course_dir)
     assert done.returncode == 0, done.stderr
 

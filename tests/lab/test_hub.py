@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from .. import browser
-from . import lab as course
+from . import lab
 from .test_exchange import (  # noqa: F401 (shared_machine: a fixture)
     STUDENTS,
     _answers,
@@ -42,8 +42,8 @@ from .test_exchange import (  # noqa: F401 (shared_machine: a fixture)
 
 pytestmark = [pytest.mark.slow, pytest.mark.users, pytest.mark.browser]
 
-HUB_CONFIG = course.ROOT / "hub" / "jupyterhub_config.py"
-SCREENSHOTS = Path(os.environ.get("HUB_SCREENSHOTS", course.ROOT / "tests" / "screenshots" / "hub"))
+HUB_CONFIG = lab.ROOT / "hub" / "jupyterhub_config.py"
+SCREENSHOTS = Path(os.environ.get("HUB_SCREENSHOTS", lab.ROOT / "tests" / "screenshots" / "hub"))
 
 
 def _free_port() -> int:
@@ -146,7 +146,7 @@ def _submit(tab: browser.Tab, times: int) -> None:
 def test_students_work_through_the_hub(hub, release_nb, solution_nb):
     """Fetch, fill in, submit in the tab; grade; fetch feedback in the tab: each their own?"""
     url, passwords, course_dir, exchange = hub
-    lab_id = course.ASSIGNMENT.id
+    lab_id = lab.ASSIGNMENT.id
     at = f"--Exchange.root={exchange}"
     done = _nbgrader("release_assignment", lab_id, at, cwd=course_dir)
     assert done.returncode == 0, done.stderr

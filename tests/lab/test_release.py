@@ -8,7 +8,7 @@ import pytest
 from autograder.pipeline.course import notebook
 from autograder.tools.golden import RELEASE_KEY, SOURCE_KEY
 
-from . import lab as course
+from . import lab
 
 MARKERS = (
     "BEGIN SOLUTION",
@@ -45,13 +45,13 @@ def test_no_solution_or_hidden_text_in_release(source_nb, release_nb):
         inside, outside = _split_lines(cell.source)
         secret |= inside
         public |= outside
-    helper = (course.ROOT / course.RELEASE).with_name("lab_checks.py").read_text()
+    helper = (lab.ROOT / lab.RELEASE).with_name("lab_checks.py").read_text()
     public |= {line.strip() for line in helper.split("\n")}
     # A line that also stands outside every region (an import, a shape check
     # shared with a visible test, a line of the public helper) gives nothing away.
     secret = {line for line in secret - public if len(line) > 12}
     released = "\n".join(c.source for c in release_nb.cells)
-    released += (course.ROOT / course.RELEASE).with_name("self_check.py").read_text()
+    released += (lab.ROOT / lab.RELEASE).with_name("self_check.py").read_text()
     leaked = sorted(line for line in secret if line in released or line in helper)
     assert not leaked, f"solution or hidden-test lines in the release: {leaked[:5]}"
 
@@ -70,15 +70,15 @@ def test_every_answer_is_a_stub(release_nb):
 
 def test_release_folder_holds_what_students_get():
     """Does the release hold the notebook, its helper, the self-check and a README, nothing else?"""
-    folder = (course.ROOT / course.RELEASE).parent
+    folder = (lab.ROOT / lab.RELEASE).parent
     assert sorted(p.name for p in folder.iterdir()) == sorted(
-        [course.NOTEBOOK, "lab_checks.py", "self_check.py", "README.md"]
+        [lab.NOTEBOOK, "lab_checks.py", "self_check.py", "README.md"]
     )
 
 
 def test_students_readme_says_what_to_do():
     """Does the students' README name each file, the self-check, the name to keep, submitting?"""
-    folder = (course.ROOT / course.RELEASE).parent
+    folder = (lab.ROOT / lab.RELEASE).parent
     text = (folder / "README.md").read_text()
     for path in folder.iterdir():
         assert path.name == "README.md" or f"`{path.name}`" in text, path.name

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from nbgrader.coursedir import CourseDirectory
+from nbgrader.preprocessors import ClearHiddenTests
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
@@ -57,6 +58,10 @@ def load_config(root: Path) -> Config:
 def course_directory(root: Path, config: Config) -> CourseDirectory:
     """nbgrader's ``CourseDirectory`` for the course at ``root``."""
     return CourseDirectory(config=config, root=str(root))
+
+
+#: what opens hidden tests unless a course says otherwise: nbgrader's own default
+HIDDEN_TESTS = str(ClearHiddenTests.begin_test_delimeter.default_value)
 
 
 @dataclass(frozen=True)
@@ -104,6 +109,13 @@ class Assignment:
         if not found:
             raise UserError(f"assignment {self.id} has no notebook in {self.source_dir}")
         return found
+
+    @property
+    def hidden_tests(self) -> str:
+        """The line that opens a test cell's hidden tests, as the course configures nbgrader
+        (``ClearHiddenTests.begin_test_delimeter``, nbgrader's spelling)."""
+        configured = self.config.ClearHiddenTests.get("begin_test_delimeter")
+        return str(configured or HIDDEN_TESTS)
 
     @property
     def stems(self) -> tuple[str, ...]:

@@ -36,6 +36,7 @@ import jinja2
 from markupsafe import Markup
 
 from autograder.pipeline.course import dependencies, notebook
+from autograder.pipeline.course.assignment import HIDDEN_TESTS
 from autograder.pipeline.course.notebook import Columns
 from autograder.pipeline.results import Outcome
 
@@ -329,13 +330,17 @@ def answer_columns(notebooks: dict[str, Any], columns: Columns) -> dict[str, lis
 
 
 def descriptions_of_tests(
-    notebooks: dict[str, Any], columns: Columns
+    notebooks: dict[str, Any], columns: Columns, hidden_tests: str = HIDDEN_TESTS
 ) -> dict[str, tuple[str, bool]]:
-    """``{test column: (what it checks, whether it is hidden from students)}``."""
+    """``{test column: (what it checks, whether it is hidden from students)}``.
+
+    hidden_tests: the line that opens a cell's hidden tests (the course's
+    :attr:`~autograder.pipeline.course.assignment.Assignment.hidden_tests`).
+    """
     return {
         columns.of[(name, notebook.grade_id(c))]: (
             notebook.what_it_checks(c.source),
-            "BEGIN HIDDEN TESTS" in c.source,
+            hidden_tests in c.source,
         )
         for name, nb in notebooks.items()
         for c in nb.cells
@@ -414,11 +419,15 @@ def render(
     rows: Sequence[Outcome],
     columns: Columns,
     notebooks: dict[str, Any],
+    hidden_tests: str = HIDDEN_TESTS,
 ) -> str:
-    """The report page for ``rows`` of an assignment whose source notebooks are ``notebooks``."""
+    """The report page for ``rows`` of an assignment whose source notebooks are ``notebooks``.
+
+    hidden_tests: the line that opens a cell's hidden tests, as the course configures it.
+    """
     tests = columns.tests()
     possible = columns.possible
-    about = descriptions_of_tests(notebooks, columns)
+    about = descriptions_of_tests(notebooks, columns, hidden_tests)
     scores = array("d")
     statuses: dict[str, int] = {}
     for row in rows:  # the rows may be read from disk: a few passes, each gathering much

@@ -9,7 +9,7 @@ from autograder.pipeline import files
 from autograder.pipeline.errors import UserError
 from autograder.pipeline.submissions import collect
 
-from .. import lab as course
+from .. import lab
 
 
 def _touch(path, data=b"{}", mtime=None):
@@ -21,9 +21,9 @@ def _touch(path, data=b"{}", mtime=None):
 
 def test_nbgrader_layout(tmp_path):
     """Is the student id the folder name in nbgrader's layout?"""
-    _touch(tmp_path / course.submission_path("ada"))
-    _touch(tmp_path / course.submission_path("ben"))
-    assert [s.student_id for s in collect.collect(tmp_path, course.ASSIGNMENT)] == ["ada", "ben"]
+    _touch(tmp_path / lab.submission_path("ada"))
+    _touch(tmp_path / lab.submission_path("ben"))
+    assert [s.student_id for s in collect.collect(tmp_path, lab.ASSIGNMENT)] == ["ada", "ben"]
 
 
 @pytest.mark.parametrize(
@@ -42,7 +42,7 @@ def test_nbgrader_layout(tmp_path):
 )
 def test_lms_names(name, student):
     """Is the student id the LMS's own key (with the name), read from the LMS's file names?"""
-    assert collect.student_of(name, course.ASSIGNMENT.stems)[0] == student
+    assert collect.student_of(name, lab.ASSIGNMENT.stems)[0] == student
 
 
 def test_custom_pattern():
@@ -57,9 +57,7 @@ def test_newest_submission_wins(tmp_path):
     _touch(tmp_path / "doejane_1_2_multi_head.ipynb", b"old", mtime=1_000_000)
     _touch(tmp_path / "doejane_1_2_multi_head-1.ipynb", b"new", mtime=2_000_000)
     _touch(tmp_path / "smithjo_3_4_multi_head.ipynb", b"only")
-    found = {
-        s.student_id: s.files[course.NOTEBOOK] for s in collect.collect(tmp_path, course.ASSIGNMENT)
-    }
+    found = {s.student_id: s.files[lab.NOTEBOOK] for s in collect.collect(tmp_path, lab.ASSIGNMENT)}
     assert found == {"doejane-1": b"new", "smithjo-3": b"only"}
 
 
@@ -73,9 +71,7 @@ def test_zip_is_read_without_extracting(tmp_path):
         )
         out.writestr("__MACOSX/._doejane_1_2_multi_head.ipynb", "junk")
         out.writestr("../../escape_9_9_multi_head.ipynb", "x")
-    found = {
-        s.student_id: s.files[course.NOTEBOOK] for s in collect.collect(archive, course.ASSIGNMENT)
-    }
+    found = {s.student_id: s.files[lab.NOTEBOOK] for s in collect.collect(archive, lab.ASSIGNMENT)}
     assert found["doejane-1"] == b"new"
     assert "escape-9" in found and not (tmp_path.parent / "escape_9_9_multi_head.ipynb").exists()
 
@@ -85,7 +81,7 @@ def test_not_a_zip(tmp_path):
     path = tmp_path / "grades.csv"
     path.write_text("a,b")
     with pytest.raises(UserError, match="not a .zip"):
-        collect.collect(path, course.ASSIGNMENT)
+        collect.collect(path, lab.ASSIGNMENT)
 
 
 def test_content_hash_follows_content():
@@ -99,27 +95,27 @@ def test_content_hash_follows_content():
 def test_links_out_of_the_folder_are_not_followed(tmp_path, capsys):
     """Is a link to a file or folder outside the submissions skipped with a warning?"""
     subs = tmp_path / "subs"
-    _touch(subs / course.submission_path("ada"))
-    eve = subs / course.submission_path("eve")
+    _touch(subs / lab.submission_path("ada"))
+    eve = subs / lab.submission_path("eve")
     eve.parent.mkdir(parents=True)
-    eve.symlink_to(course.ROOT / course.SOURCE)  # a TA's copy mistake
-    (subs / "mallory").symlink_to(course.ROOT / "source")  # a whole folder, linked
-    found = {s.student_id: s for s in collect.collect(subs, course.ASSIGNMENT)}
+    eve.symlink_to(lab.ROOT / lab.SOURCE)  # a TA's copy mistake
+    (subs / "mallory").symlink_to(lab.ROOT / "source")  # a whole folder, linked
+    found = {s.student_id: s for s in collect.collect(subs, lab.ASSIGNMENT)}
     assert sorted(found) == ["ada", "eve"]  # eve gets a row, her file is not read
-    assert found["eve"].files == {} and "links outside" in found["eve"].unreadable[course.NOTEBOOK]
+    assert found["eve"].files == {} and "links outside" in found["eve"].unreadable[lab.NOTEBOOK]
     warned = capsys.readouterr().err
     assert "eve" in warned and "mallory" in warned
     flat = tmp_path / "flat"
     _touch(flat / "ada.ipynb")
-    (flat / "eve.ipynb").symlink_to(course.ROOT / course.SOURCE)
-    assert [s.student_id for s in collect.collect(flat, course.ASSIGNMENT)] == ["ada"]
+    (flat / "eve.ipynb").symlink_to(lab.ROOT / lab.SOURCE)
+    assert [s.student_id for s in collect.collect(flat, lab.ASSIGNMENT)] == ["ada"]
 
 
 def test_links_inside_the_folder_are_followed(tmp_path):
     """Is a link to another file inside the submissions folder still graded?"""
     _touch(tmp_path / "ada.ipynb", b'{"nbformat": 4}')
     (tmp_path / "ben.ipynb").symlink_to(tmp_path / "ada.ipynb")
-    assert [s.student_id for s in collect.collect(tmp_path, course.ASSIGNMENT)] == ["ada", "ben"]
+    assert [s.student_id for s in collect.collect(tmp_path, lab.ASSIGNMENT)] == ["ada", "ben"]
 
 
 def test_too_large_file_says_so(tmp_path):
@@ -128,16 +124,16 @@ def test_too_large_file_says_so(tmp_path):
     big.parent.mkdir(parents=True, exist_ok=True)
     with open(big, "wb") as handle:
         handle.truncate(collect.MAX_FILE + 1)
-    (found,) = collect.collect(tmp_path, course.ASSIGNMENT)
-    assert found.files[course.NOTEBOOK] == b""
-    assert "over the limit" in found.unreadable[course.NOTEBOOK]
+    (found,) = collect.collect(tmp_path, lab.ASSIGNMENT)
+    assert found.files[lab.NOTEBOOK] == b""
+    assert "over the limit" in found.unreadable[lab.NOTEBOOK]
 
 
 def test_layout_found_at_any_depth(tmp_path):
     """Is nbgrader's layout found one (or more) levels down, every student kept?"""
-    _touch(tmp_path / "class" / course.submission_path("ada"))
-    _touch(tmp_path / "class" / "extra" / course.submission_path("gus"))
-    found = collect.collect(tmp_path, course.ASSIGNMENT)
+    _touch(tmp_path / "class" / lab.submission_path("ada"))
+    _touch(tmp_path / "class" / "extra" / lab.submission_path("gus"))
+    found = collect.collect(tmp_path, lab.ASSIGNMENT)
     assert [s.student_id for s in found] == ["ada", "gus"]
 
 
@@ -146,10 +142,8 @@ def test_layout_inside_a_zip(tmp_path):
     archive = tmp_path / "class.zip"
     with zipfile.ZipFile(archive, "w") as out:
         for student in ("ada", "gus"):
-            out.writestr(f"class/{course.submission_path(student).as_posix()}", student)
-    found = {
-        s.student_id: s.files[course.NOTEBOOK] for s in collect.collect(archive, course.ASSIGNMENT)
-    }
+            out.writestr(f"class/{lab.submission_path(student).as_posix()}", student)
+    found = {s.student_id: s.files[lab.NOTEBOOK] for s in collect.collect(archive, lab.ASSIGNMENT)}
     assert found == {"ada": b"ada", "gus": b"gus"}
 
 
@@ -157,16 +151,16 @@ def test_stray_files_are_skipped_by_name(tmp_path, capsys):
     """Is a file that is not a notebook skipped with a warning, never made a student?"""
     _touch(tmp_path / "ada.ipynb")
     _touch(tmp_path / "notes.txt", b"remember to grade")
-    assert [s.student_id for s in collect.collect(tmp_path, course.ASSIGNMENT)] == ["ada"]
+    assert [s.student_id for s in collect.collect(tmp_path, lab.ASSIGNMENT)] == ["ada"]
     assert "notes.txt" in capsys.readouterr().err
 
 
 def test_two_files_for_one_student_are_named(tmp_path, capsys):
     """When two folders hold the same student, is the newer graded and both named?"""
-    _touch(tmp_path / "a" / course.submission_path("ada"), b"old", mtime=1_000_000)
-    _touch(tmp_path / "b" / course.submission_path("ada"), b"new", mtime=2_000_000)
-    (found,) = collect.collect(tmp_path, course.ASSIGNMENT)
-    assert found.files[course.NOTEBOOK] == b"new"
+    _touch(tmp_path / "a" / lab.submission_path("ada"), b"old", mtime=1_000_000)
+    _touch(tmp_path / "b" / lab.submission_path("ada"), b"new", mtime=2_000_000)
+    (found,) = collect.collect(tmp_path, lab.ASSIGNMENT)
+    assert found.files[lab.NOTEBOOK] == b"new"
     warned = capsys.readouterr().err
     assert "a/ada" in warned and "b/ada" in warned
 
@@ -180,11 +174,11 @@ def test_corrupt_zip_is_a_user_error(tmp_path):
     data[40:80] = b"\0" * 40  # the member's data and header, damaged
     archive.write_bytes(bytes(data))
     with pytest.raises(UserError, match="cannot read the archive"):
-        collect.collect(archive, course.ASSIGNMENT)
+        collect.collect(archive, lab.ASSIGNMENT)
 
 
 def _ids(where, capsys=None):
-    found = collect.collect(where, course.ASSIGNMENT)
+    found = collect.collect(where, lab.ASSIGNMENT)
     return {s.student_id: s for s in found}
 
 
@@ -194,7 +188,7 @@ def test_two_people_of_one_name_stay_two(tmp_path, capsys):
     _touch(tmp_path / "smithjohn_108_9008_multi_head.ipynb", b"second")
     found = _ids(tmp_path)
     assert sorted(found) == ["smithjohn-105", "smithjohn-108"]
-    assert found["smithjohn-105"].files[course.NOTEBOOK] == b"first"
+    assert found["smithjohn-105"].files[lab.NOTEBOOK] == b"first"
     assert found["smithjohn-108"].lms_id == "108"
     assert "2 students are called smithjohn" in capsys.readouterr().err
 
@@ -202,9 +196,9 @@ def test_two_people_of_one_name_stay_two(tmp_path, capsys):
 def test_names_in_any_script(tmp_path):
     """Do Moodle participants with non-Latin names keep their own ids, names and numbers?"""
     for name, number, data in (("王小明", 2003, b"wang"), ("李华", 2007, b"li")):
-        _touch(tmp_path / f"{name}_{number}_assignsubmission_file_" / course.NOTEBOOK, data)
+        _touch(tmp_path / f"{name}_{number}_assignsubmission_file_" / lab.NOTEBOOK, data)
     found = _ids(tmp_path)
-    assert {k: (v.name, v.lms_id, v.files[course.NOTEBOOK]) for k, v in found.items()} == {
+    assert {k: (v.name, v.lms_id, v.files[lab.NOTEBOOK]) for k, v in found.items()} == {
         "王小明-2003": ("王小明", "2003", b"wang"),
         "李华-2007": ("李华", "2007", b"li"),
     }
@@ -222,17 +216,17 @@ def test_an_lms_id_claimed_twice_is_named(tmp_path, capsys):
 def test_a_students_own_folders_are_not_students(tmp_path, capsys, as_zip):
     """alice/08-multi-head/bob/08-multi-head/...: graded as alice, never as bob?"""
     files = {
-        f"alice/{course.ASSIGNMENT.id}/{course.NOTEBOOK}": b"alice",
-        f"alice/{course.ASSIGNMENT.id}/bob/{course.ASSIGNMENT.id}/{course.NOTEBOOK}": b"forged",
-        f"carl/{course.ASSIGNMENT.id}/{course.NOTEBOOK}": b"carl",
+        f"alice/{lab.ASSIGNMENT.id}/{lab.NOTEBOOK}": b"alice",
+        f"alice/{lab.ASSIGNMENT.id}/bob/{lab.ASSIGNMENT.id}/{lab.NOTEBOOK}": b"forged",
+        f"carl/{lab.ASSIGNMENT.id}/{lab.NOTEBOOK}": b"carl",
     }
     where = _laid_out(tmp_path, files, as_zip)
     found = _ids(where)
-    assert {k: v.files[course.NOTEBOOK] for k, v in found.items()} == {
+    assert {k: v.files[lab.NOTEBOOK] for k, v in found.items()} == {
         "alice": b"alice",
         "carl": b"carl",
     }
-    assert f"bob/{course.ASSIGNMENT.id}/{course.NOTEBOOK}" in capsys.readouterr().err
+    assert f"bob/{lab.ASSIGNMENT.id}/{lab.NOTEBOOK}" in capsys.readouterr().err
 
 
 def _laid_out(tmp_path, files, as_zip):
@@ -251,12 +245,12 @@ def _laid_out(tmp_path, files, as_zip):
 def test_one_participant_in_nbgrader_layout_keeps_the_class(tmp_path, as_zip):
     """A Moodle download where one participant's folder holds nbgrader's layout: all graded?"""
     files = {
-        f"Ann Lee_11_assignsubmission_file_/{course.ASSIGNMENT.id}/{course.NOTEBOOK}": b"ann",
-        f"Bo Yu_12_assignsubmission_file_/{course.NOTEBOOK}": b"bo",
-        f"Cy Ng_13_assignsubmission_file_/{course.NOTEBOOK}": b"cy",
+        f"Ann Lee_11_assignsubmission_file_/{lab.ASSIGNMENT.id}/{lab.NOTEBOOK}": b"ann",
+        f"Bo Yu_12_assignsubmission_file_/{lab.NOTEBOOK}": b"bo",
+        f"Cy Ng_13_assignsubmission_file_/{lab.NOTEBOOK}": b"cy",
     }
     found = _ids(_laid_out(tmp_path, files, as_zip))
-    assert {k: v.files[course.NOTEBOOK] for k, v in found.items()} == {
+    assert {k: v.files[lab.NOTEBOOK] for k, v in found.items()} == {
         "ann_lee-11": b"ann",
         "bo_yu-12": b"bo",
         "cy_ng-13": b"cy",
@@ -266,8 +260,8 @@ def test_one_participant_in_nbgrader_layout_keeps_the_class(tmp_path, as_zip):
 @pytest.mark.parametrize("folder", ['=HYPERLINK("http:x")', "<img src=x onerror=alert(1)>", "-1+2"])
 def test_ids_are_never_markup_or_formulas(tmp_path, capsys, folder):
     """A folder named as markup or a formula: not a student id, named in a warning?"""
-    _touch(tmp_path / folder / course.ASSIGNMENT.id / course.NOTEBOOK)
-    _touch(tmp_path / "ada" / course.ASSIGNMENT.id / course.NOTEBOOK)
+    _touch(tmp_path / folder / lab.ASSIGNMENT.id / lab.NOTEBOOK)
+    _touch(tmp_path / "ada" / lab.ASSIGNMENT.id / lab.NOTEBOOK)
     assert sorted(_ids(tmp_path)) == ["ada"]
     assert "is not a student id" in capsys.readouterr().err
 
@@ -276,36 +270,36 @@ def test_a_path_is_never_an_id(tmp_path, capsys):
     """A zip member ../08-multi-head/multi_head.ipynb: no student called '..'?"""
     archive = tmp_path / "class.zip"
     with zipfile.ZipFile(archive, "w") as out:
-        out.writestr(f"x/../{course.ASSIGNMENT.id}/{course.NOTEBOOK}", b"up")
-        out.writestr(f"ada/{course.ASSIGNMENT.id}/{course.NOTEBOOK}", b"ada")
+        out.writestr(f"x/../{lab.ASSIGNMENT.id}/{lab.NOTEBOOK}", b"up")
+        out.writestr(f"ada/{lab.ASSIGNMENT.id}/{lab.NOTEBOOK}", b"ada")
     assert sorted(_ids(archive)) == ["ada"]
 
 
 def test_a_renamed_notebook_alone_is_graded_as_the_notebook(tmp_path):
     """multi_head-Copy1.ipynb, alone in a student's folder: graded as multi_head.ipynb, noted?"""
-    _touch(tmp_path / "ada" / course.ASSIGNMENT.id / "multi_head-Copy1.ipynb", b"mine")
-    _touch(tmp_path / "ben" / course.ASSIGNMENT.id / "a.ipynb", b"one")
-    _touch(tmp_path / "ben" / course.ASSIGNMENT.id / "b.ipynb", b"two")
+    _touch(tmp_path / "ada" / lab.ASSIGNMENT.id / "multi_head-Copy1.ipynb", b"mine")
+    _touch(tmp_path / "ben" / lab.ASSIGNMENT.id / "a.ipynb", b"one")
+    _touch(tmp_path / "ben" / lab.ASSIGNMENT.id / "b.ipynb", b"two")
     found = _ids(tmp_path)
-    assert found["ada"].files[course.NOTEBOOK] == b"mine"
-    assert found["ada"].renamed == {course.NOTEBOOK: "multi_head-Copy1.ipynb"}
-    assert course.NOTEBOOK not in found["ben"].files  # two candidates: which one is not guessed
+    assert found["ada"].files[lab.NOTEBOOK] == b"mine"
+    assert found["ada"].renamed == {lab.NOTEBOOK: "multi_head-Copy1.ipynb"}
+    assert lab.NOTEBOOK not in found["ben"].files  # two candidates: which one is not guessed
 
 
 def test_files_beside_the_notebook_are_read_with_a_bound(tmp_path):
     """A 400 MiB timestamp.txt (sparse, no disk): read no further than its bound, and named?"""
     import tracemalloc
 
-    _touch(tmp_path / course.submission_path("ada"))
-    _touch(tmp_path / course.submission_path("ben"))
-    stamp = tmp_path / "ben" / course.ASSIGNMENT.id / "timestamp.txt"
+    _touch(tmp_path / lab.submission_path("ada"))
+    _touch(tmp_path / lab.submission_path("ben"))
+    stamp = tmp_path / "ben" / lab.ASSIGNMENT.id / "timestamp.txt"
     with open(stamp, "wb") as handle:
         handle.truncate(400 * 2**20)
-    (tmp_path / "ada" / course.ASSIGNMENT.id / "timestamp.txt").write_text(
+    (tmp_path / "ada" / lab.ASSIGNMENT.id / "timestamp.txt").write_text(
         "2026-11-02 12:00:00.000000"
     )
     tracemalloc.start()
-    found = {s.student_id: s for s in collect.collect(tmp_path, course.ASSIGNMENT)}
+    found = {s.student_id: s for s in collect.collect(tmp_path, lab.ASSIGNMENT)}
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert peak < 8 * 2**20, f"{peak / 2**20:.0f} MiB held to read two folders"

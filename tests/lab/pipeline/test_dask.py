@@ -20,8 +20,7 @@ import pytest
 from autograder.pipeline import results
 from autograder.sandbox.launcher import ZYGOTE
 
-from .. import hostile
-from .. import lab as course
+from .. import hostile, lab
 from ..classes import CELL_TIMEOUT, CORPUS_IDS
 
 pytestmark = [pytest.mark.slow, pytest.mark.cluster]
@@ -66,7 +65,7 @@ def _cluster(folder, workers, threads):
                 subprocess.Popen(
                     [DASK, "worker", address, "--nworkers", "1", "--nthreads", str(threads),
                      "--no-dashboard", "--name", f"w{number}",
-                     "--preload", str(course.ROOT / "tests" / "dask_faults.py")],
+                     "--preload", str(lab.ROOT / "tests" / "dask_faults.py")],
                     env=env, stdout=worker_log, stderr=worker_log, start_new_session=True,
                 )
             )  # fmt: skip
@@ -107,7 +106,7 @@ def test_class_through_dask_equals_local(cluster, graded_class, tmp_path):
     ids = hostile_class + corpus_part
     subs, out = tmp_path / "subs", tmp_path / "out"
     _copy_students(graded_class, ids, subs)
-    done = course.grade_command(
+    done = lab.grade_command(
         subs, graded_class["course"], out, "--timeout", CELL_TIMEOUT, "--dry-run",
         "--scheduler", cluster["address"],
     )  # fmt: skip
@@ -131,7 +130,7 @@ def test_a_dying_worker_is_retried_once(cluster, graded_class, tmp_path, faulty)
     """
     subs, out = tmp_path / "subs", tmp_path / "out"
     shutil.copytree(graded_class["submissions"] / "honest", subs / faulty)
-    done = course.grade_command(
+    done = lab.grade_command(
         subs, graded_class["course"], out, "--dry-run", "--scheduler", cluster["address"]
     )
     assert done.returncode == 0, done.stderr[-3000:]
@@ -164,7 +163,7 @@ def test_ctrl_c_stops_the_cluster_too(cluster, graded_class, tmp_path):
     """Ctrl-C during a cluster run: out in seconds, the workers' student processes gone?"""
     subs, out = tmp_path / "subs", tmp_path / "out"
     _copy_students(graded_class, ["honest", "loop_at_top"], subs)
-    running = course.interruptible(
+    running = lab.interruptible(
         [sys.executable, "-m", "autograder", "grade", str(subs), "--course",
          str(graded_class["course"]), "--out", str(out), "--timeout", "20", "--dry-run",
          "--scheduler", cluster["address"]],
@@ -198,7 +197,7 @@ def test_a_worker_of_several_threads_is_refused(graded_class, tmp_path):
     threaded = _cluster(tmp_path / "threaded", workers=1, threads=2)
     address = next(threaded)["address"]
     try:
-        done = course.grade_command(
+        done = lab.grade_command(
             subs, graded_class["course"], tmp_path / "out", "--dry-run", "--scheduler", address
         )
     finally:

@@ -8,12 +8,12 @@ import pytest
 from autograder.pipeline.course import notebook
 
 from ... import browser
-from .. import lab as course
+from .. import lab
 from ..lab import ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
-STUDENTS = sorted(p.name for p in (course.ROOT / course.SAMPLE_CLASS).iterdir())
+STUDENTS = sorted(p.name for p in (lab.ROOT / lab.SAMPLE_CLASS).iterdir())
 SUMMARY = """
 [...document.querySelectorAll('#summary tr.answer-row')].map(row => [
   row.dataset.answer, row.cells[1].textContent.trim(), row.cells[2].textContent.trim()
@@ -80,7 +80,7 @@ def test_title_names_the_notebook_and_the_student(pages):
     """Does the page's title hold the notebook and the student id?"""
     _, page = pages["dara"]
     title = re.search(r"<title>(.*?)</title>", page).group(1)
-    assert course.NOTEBOOK in title and "dara" in title
+    assert lab.NOTEBOOK in title and "dara" in title
 
 
 def test_a_stub_reads_not_attempted(seen, pages):

@@ -25,15 +25,14 @@ from autograder.sandbox import Limits
 from autograder.sandbox.launcher import PROCESS_SLACK, ZYGOTE
 from autograder.tools.golden import RELEASE_KEY, SOURCE_KEY
 
-from .. import hostile
-from .. import lab as course
+from .. import hostile, lab
 from ..classes import CORPUS, CORPUS_IDS, STOCK_LIVE, corpus_results
 
-USES = dependencies.uses(notebook.read(course.ROOT / course.SOURCE))  # answer -> answers it uses
+USES = dependencies.uses(notebook.read(lab.ROOT / lab.SOURCE))  # answer -> answers it uses
 
 pytestmark = pytest.mark.slow
 
-grade = course.grade_command
+grade = lab.grade_command
 
 
 def test_every_submission_gets_a_row(graded_class):
@@ -179,7 +178,7 @@ def _mib(path):
 @pytest.mark.parametrize("student_id", sorted(hostile.FLOODS))
 def test_floods_are_cut_to_size(graded_class, student_id):
     """Do a flood's graded notebook and feedback page stay small, and say what was cut?"""
-    notebook_path = graded_class["course"] / "autograded" / course.submission_path(student_id)
+    notebook_path = graded_class["course"] / "autograded" / lab.submission_path(student_id)
     page = graded_class["out"] / "feedback" / f"{student_id}.html"
     assert _mib(notebook_path) < 12 and _mib(page) < 16
     if student_id in ("flood_big_displays", "flood_many_displays"):
@@ -215,9 +214,7 @@ def test_no_student_process_outlives_grading(graded_class):
 
 def test_process_storm_is_capped(graded_class):
     """Did the fork storm stop at the process limit instead of filling the machine?"""
-    nb = nbformat.read(
-        graded_class["course"] / "autograded" / course.submission_path("fork_storm"), 4
-    )
+    nb = nbformat.read(graded_class["course"] / "autograded" / lab.submission_path("fork_storm"), 4)
     printed = "".join(
         o.get("text", "") for c in nb.cells if c.get("id") == "wrong_axis" for o in c.outputs
     )
@@ -327,7 +324,7 @@ def test_scores_land_in_the_gradebook(graded_class):
     """Are the scores in the course's nbgrader gradebook, the manual answer left to a TA?"""
     rows = graded_class["rows"]
     with Gradebook(f"sqlite:///{graded_class['course'] / 'gradebook.db'}") as gb:
-        submissions = {s.student_id: s for s in gb.assignment_submissions(course.ASSIGNMENT.id)}
+        submissions = {s.student_id: s for s in gb.assignment_submissions(lab.ASSIGNMENT.id)}
         assert set(submissions) == set(rows)
         honest = submissions["honest"]
         assert honest.score == _score(rows["honest"])
@@ -345,7 +342,7 @@ def test_rerun_skips_unchanged_and_regrades_changed(graded_class, tmp_path):
     again = grade(subs, graded_class["course"], out)
     assert "0 to grade, 2 unchanged" in again.stderr
     assert (out / "grades.csv").read_text().count("\n") == 3
-    changed = subs / course.submission_path("victim")
+    changed = subs / lab.submission_path("victim")
     changed.write_bytes(changed.read_bytes().replace(b"return 3 * n_heads", b"return 2 * n_heads"))
     third = grade(subs, graded_class["course"], out)
     assert "1 to grade, 1 unchanged" in third.stderr
@@ -367,9 +364,7 @@ def _start_and_wait_for_first(graded_class, tmp_path):
         sys.executable, "-m", "autograder", "grade", str(subs), "--course",
         str(graded_class["course"]), "--out", str(out), "--jobs", "1", "--timeout", "6",
     ]  # fmt: skip
-    running = course.interruptible(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+    running = lab.interruptible(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     finished = out / ".state" / "honest.json"
     deadline = time.monotonic() + 120
     while not finished.exists() and running.poll() is None and time.monotonic() < deadline:

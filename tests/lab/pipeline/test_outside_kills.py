@@ -19,7 +19,7 @@ import pytest
 from autograder.pipeline import results
 from autograder.sandbox.launcher import ZYGOTE
 
-from .. import lab as course
+from .. import lab
 
 pytestmark = pytest.mark.slow
 
@@ -101,7 +101,7 @@ def undisturbed(graded_samples):
 
 def _start(course_dir: Path, out: Path) -> subprocess.Popen:
     command = [
-        sys.executable, "-m", "autograder", "grade", str(course.ROOT / course.SAMPLE_CLASS),
+        sys.executable, "-m", "autograder", "grade", str(lab.ROOT / lab.SAMPLE_CLASS),
         "--course", str(course_dir), "--out", str(out), "--jobs", "2",
     ]  # fmt: skip
     return subprocess.Popen(
@@ -111,7 +111,7 @@ def _start(course_dir: Path, out: Path) -> subprocess.Popen:
 
 def test_outside_kills_never_become_grades(undisturbed, course_template, tmp_path):
     """Killed from outside at several moments, then rerun once: every grade as undisturbed?"""
-    busy, out = course.copy_course(course_template, tmp_path / "busy"), tmp_path / "out"
+    busy, out = lab.copy_course(course_template, tmp_path / "busy"), tmp_path / "out"
     grader = _start(busy, out)
     killer = Killer(grader.pid, times=8, every=0.3)
     killer.start()
@@ -126,7 +126,7 @@ def test_outside_kills_never_become_grades(undisturbed, course_template, tmp_pat
         if row["status"] == "ok":
             assert row == undisturbed[student], student
 
-    again = course.grade_command(course.ROOT / course.SAMPLE_CLASS, busy, out)
+    again = lab.grade_command(lab.ROOT / lab.SAMPLE_CLASS, busy, out)
     assert again.returncode == 0, again.stderr
     assert _rows(out) == undisturbed
 
@@ -135,13 +135,13 @@ def test_a_grader_killed_outright_changes_nothing_after_a_rerun(
     undisturbed, course_template, tmp_path
 ):
     """kill -9 of the whole grader mid-run, its students with it: one rerun, as undisturbed?"""
-    busy, out = course.copy_course(course_template, tmp_path / "busy"), tmp_path / "out"
+    busy, out = lab.copy_course(course_template, tmp_path / "busy"), tmp_path / "out"
     grader = _start(busy, out)
     deadline = time.monotonic() + 300
     while not list((out / ".state").glob("*.json")) and time.monotonic() < deadline:
         time.sleep(0.05)
     os.killpg(grader.pid, signal.SIGKILL)  # main process and workers at once
     grader.communicate(timeout=60)
-    again = course.grade_command(course.ROOT / course.SAMPLE_CLASS, busy, out)
+    again = lab.grade_command(lab.ROOT / lab.SAMPLE_CLASS, busy, out)
     assert again.returncode == 0, again.stderr
     assert _rows(out) == undisturbed

@@ -19,22 +19,15 @@ from autograder.pipeline.grading import score
 from autograder.pipeline.reports import feedback_page, terminal
 from autograder.pipeline.results import Graded
 
+from ...engine import toy
 from .. import lab
 
 
 def graded_cell(kind, grade_id, points, source="", outputs=()):
-    meta = {
-        "grade": kind in ("test", "manual"),
-        "solution": kind in ("answer", "manual"),
-        "locked": kind == "test",
-        "grade_id": grade_id,
-        "points": points,
-        "schema_version": 3,
-    }
-    if kind == "manual":
-        return nbformat.v4.new_markdown_cell(source, metadata={"nbgrader": meta})
-    cell = nbformat.v4.new_code_cell(source, metadata={"nbgrader": meta})
-    cell.outputs = [nbformat.from_dict(o) for o in outputs]
+    """An nbgrader cell (:func:`tests.engine.toy.cell`) with ``outputs`` if it is code."""
+    cell = toy.cell(source, grade_id, kind, points)
+    if kind != "manual":
+        cell.outputs = [nbformat.from_dict(o) for o in outputs]
     return cell
 
 

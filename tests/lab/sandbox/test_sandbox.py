@@ -17,8 +17,7 @@ from autograder.sandbox import Limits, Sandbox, wire
 from autograder.sandbox.launcher import ZYGOTE
 from autograder.sandbox.student import LAB
 
-from .. import hostile
-from .. import lab as course
+from .. import hostile, lab
 
 pytestmark = pytest.mark.slow
 
@@ -27,21 +26,17 @@ pytestmark = pytest.mark.slow
 def sandbox_class(tmp_path_factory, course_template, release_nb, solution_nb):
     """The sandbox cases graded in order by one worker, with a 512 MiB memory limit."""
     base = tmp_path_factory.mktemp("sandbox")
-    course_dir = course.copy_course(course_template, base / "course")
+    course_dir = lab.copy_course(course_template, base / "course")
     context = {"course": course_dir, "out": base / "out", "submissions": base / "s", "port": 9}
     hostile.build_class(base / "s", release_nb, solution_nb, context, hostile.SANDBOX)
-    done = course.grade_command(
-        base / "s", course_dir, base / "out", "--memory", "512", "--jobs", "1"
-    )
+    done = lab.grade_command(base / "s", course_dir, base / "out", "--memory", "512", "--jobs", "1")
     rows = {row["student_id"]: row for row in results.read_csv(base / "out" / "grades.csv")}
     return {"done": done, "rows": rows, "course": course_dir}
 
 
 def printed(sandbox_class, student_id, label):
     """What a student's cell printed after ``label``, read back as a Python value."""
-    nb = nbformat.read(
-        sandbox_class["course"] / "autograded" / course.submission_path(student_id), 4
-    )
+    nb = nbformat.read(sandbox_class["course"] / "autograded" / lab.submission_path(student_id), 4)
     for cell in nb.cells:
         for output in cell.get("outputs", []):
             text = output.get("text", "")
@@ -121,8 +116,8 @@ def test_nothing_writable_or_of_the_course_on_sys_path(student):
     entries = ast.literal_eval(text.strip())
     assert (LAB, False) in entries
     assert [path for path, writable in entries if writable] == []
-    assert str(course.ROOT) not in [path for path, _ in entries]
-    assert not any(path.startswith(str(course.ROOT / "source")) for path, _ in entries)
+    assert str(lab.ROOT) not in [path for path, _ in entries]
+    assert not any(path.startswith(str(lab.ROOT / "source")) for path, _ in entries)
 
 
 def test_only_the_parts_of_etc_python_needs(student):

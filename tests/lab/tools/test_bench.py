@@ -10,14 +10,13 @@ import sys
 
 import pytest
 
-from .. import hostile
-from .. import lab as course
+from .. import hostile, lab
 
 pytestmark = [pytest.mark.slow, pytest.mark.stock]
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("bench", course.ROOT / "bench" / "bench.py")
+    spec = importlib.util.spec_from_file_location("bench", lab.ROOT / "bench" / "bench.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -45,7 +44,7 @@ def test_benchmark_runs_end_to_end(tmp_path):
     """Does the benchmark run, agree with stock, and record exactly what it prints?"""
     record = tmp_path / "figures" / "bench.txt"
     done = subprocess.run(
-        [sys.executable, str(course.ROOT / "bench" / "bench.py"), "--students", "1",
+        [sys.executable, str(lab.ROOT / "bench" / "bench.py"), "--students", "1",
          "--failures", "1", "--jobs", "2", "--runaway-timeout", "2", "--record", str(record)],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
@@ -68,9 +67,9 @@ def test_paper_estimate_has_a_recording_floor():
 
 def test_docs_show_the_recorded_figures():
     """Does the performance page include the figures the benchmark recorded, not a copy?"""
-    page = (course.ROOT / "docs" / "performance.md").read_text()
+    page = (lab.ROOT / "docs" / "performance.md").read_text()
     for name in ("bench.txt", "scale.txt"):
         assert f"```{{literalinclude}} _generated/{name}" in page
-        assert (course.ROOT / "docs" / "_generated" / name).read_text().strip()
-    scale = (course.ROOT / "docs" / "_generated" / "scale.txt").read_text()
+        assert (lab.ROOT / "docs" / "_generated" / name).read_text().strip()
+    scale = (lab.ROOT / "docs" / "_generated" / "scale.txt").read_text()
     assert "workers:" in scale and "x faster" not in page

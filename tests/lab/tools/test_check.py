@@ -18,9 +18,9 @@ import pytest
 from autograder.pipeline.course import notebook
 from autograder.tools import self_check
 
-from .. import lab as course
+from .. import lab
 
-ANSWERS = list(notebook.answers(notebook.read(course.ROOT / course.RELEASE)))
+ANSWERS = list(notebook.answers(notebook.read(lab.ROOT / lab.RELEASE)))
 
 STUDENT_PACKAGES = ["numpy", "matplotlib", "ipykernel", "nbclient"]
 
@@ -42,7 +42,7 @@ def student_python(tmp_path_factory):
     python = folder / "bin" / "python"
     done = subprocess.run(
         [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-         "--no-compile", "--constraint", str(course.ROOT / "constraints.txt"),
+         "--no-compile", "--constraint", str(lab.ROOT / "constraints.txt"),
          *STUDENT_PACKAGES],
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
@@ -55,8 +55,8 @@ def student_python(tmp_path_factory):
 def _student_folder(tmp_path, notebook_from):
     """A folder like a student's: the release's files, the notebook from ``notebook_from``."""
     folder = tmp_path / "my-lab"
-    shutil.copytree((course.ROOT / course.RELEASE).parent, folder)
-    shutil.copyfile(notebook_from, folder / course.NOTEBOOK)
+    shutil.copytree((lab.ROOT / lab.RELEASE).parent, folder)
+    shutil.copyfile(notebook_from, folder / lab.NOTEBOOK)
     return folder
 
 
@@ -65,9 +65,7 @@ def _student_folder(tmp_path, notebook_from):
 @pytest.mark.parametrize("student, status", [("ada", 0), ("dara", 1)], ids=["solved", "wrong-axis"])
 def test_self_check_with_only_the_release(student_python, tmp_path, student, status):
     """In a student's folder and environment, does self_check.py say the truth and exit right?"""
-    folder = _student_folder(
-        tmp_path, course.ROOT / course.SAMPLE_CLASS / course.submission_path(student)
-    )
+    folder = _student_folder(tmp_path, lab.ROOT / lab.SAMPLE_CLASS / lab.submission_path(student))
     done = subprocess.run(
         [str(student_python), "self_check.py"], cwd=folder, capture_output=True, text=True,
         timeout=300,
@@ -88,7 +86,7 @@ def test_self_check_with_only_the_release(student_python, tmp_path, student, sta
 @pytest.mark.slow
 def test_untouched_release_is_not_attempted():
     """Is every answer of the untouched release reported as not attempted, exit 1?"""
-    done = _check(course.ROOT / course.RELEASE)
+    done = _check(lab.ROOT / lab.RELEASE)
     assert done.returncode == 1
     assert done.stdout.count("not attempted") == len(ANSWERS)
 
@@ -96,7 +94,7 @@ def test_untouched_release_is_not_attempted():
 @pytest.mark.slow  # starts the command line
 def test_unreadable_file(tmp_path):
     """Is a broken file refused in one line, exit 2, without running anything?"""
-    path = tmp_path / course.NOTEBOOK
+    path = tmp_path / lab.NOTEBOOK
     path.write_text('{"cells": [')
     done = _check(path)
     assert done.returncode == 2 and "not valid JSON" in done.stderr
@@ -136,10 +134,10 @@ def test_verdicts(release_nb, solution_nb):
 
 def self_check_stubs(release_nb):
     """``{answer id: stub}`` as the release's self_check.py has them written in."""
-    text = (course.ROOT / course.RELEASE).with_name("self_check.py").read_text()
+    text = (lab.ROOT / lab.RELEASE).with_name("self_check.py").read_text()
     namespace = {}
     exec(compile(text, "self_check.py", "exec"), namespace)
-    return namespace["ASSIGNMENT"]["notebooks"][course.NOTEBOOK]
+    return namespace["ASSIGNMENT"]["notebooks"][lab.NOTEBOOK]
 
 
 def test_shipped_stubs_are_the_release(release_nb):
@@ -154,10 +152,8 @@ def test_failed_check_ends_with_its_message(tmp_path, release_nb):
     """In Jupyter, does a failing visible test show the test's line and the message, no helper?"""
     from nbclient import NotebookClient
 
-    folder = _student_folder(
-        tmp_path, course.ROOT / course.SAMPLE_CLASS / course.submission_path("dara")
-    )
-    nb = nbformat.read(folder / course.NOTEBOOK, as_version=4)
+    folder = _student_folder(tmp_path, lab.ROOT / lab.SAMPLE_CLASS / lab.submission_path("dara"))
+    nb = nbformat.read(folder / lab.NOTEBOOK, as_version=4)
     NotebookClient(nb, allow_errors=True, resources={"metadata": {"path": str(folder)}}).execute()
     by_id = {c.get("metadata", {}).get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
     error = by_id["test_concat_heads"].outputs[-1]
@@ -193,7 +189,7 @@ def test_a_failing_setup_cell_is_named_with_its_fix(solution_nb, release_nb, cap
         nbformat.from_dict(solution_nb), "setup", "ModuleNotFoundError",
         f"No module named '{module}'",
     )  # fmt: skip
-    helpers = (course.ROOT / course.RELEASE).parent
+    helpers = (lab.ROOT / lab.RELEASE).parent
     broken = self_check.broken_cells(nb, stubs, helpers)
     assert len(broken) == 1 and "(setup) fails: ModuleNotFoundError" in broken[0]
     assert broken[0].endswith(fix) or fix in broken[0], broken
@@ -225,20 +221,20 @@ def test_any_failing_cell_means_not_ready(solution_nb, release_nb, capsys):
 def test_a_renamed_notebook_is_checked_with_a_reminder(tmp_path):
     """multi_head-Copy1.ipynb, the only notebook in the folder: checked, and told to rename?"""
     folder = tmp_path / "release"
-    shutil.copytree((course.ROOT / course.RELEASE).parent, folder)
-    (folder / course.NOTEBOOK).rename(folder / "multi_head-Copy1.ipynb")
+    shutil.copytree((lab.ROOT / lab.RELEASE).parent, folder)
+    (folder / lab.NOTEBOOK).rename(folder / "multi_head-Copy1.ipynb")
     done = subprocess.run(
         [sys.executable, "self_check.py"], cwd=folder, capture_output=True, text=True,
         timeout=300,
     )  # fmt: skip
     assert done.returncode == 1, done.stdout + done.stderr  # the untouched release: not done
-    assert f"note: checking multi_head-Copy1.ipynb; rename it {course.NOTEBOOK}" in done.stdout
+    assert f"note: checking multi_head-Copy1.ipynb; rename it {lab.NOTEBOOK}" in done.stdout
     assert done.stdout.count("not attempted") == len(ANSWERS)
 
 
 def test_a_python_without_jupyter_is_told_what_to_install():
     """Run by a Python that has no Jupyter: one line naming what to install, no traceback?"""
-    shipped = (course.ROOT / course.RELEASE).with_name("self_check.py")
+    shipped = (lab.ROOT / lab.RELEASE).with_name("self_check.py")
     # -S: no site-packages, so none of Jupyter, as a bare system Python has
     done = subprocess.run(
         [sys.executable, "-I", "-S", str(shipped)], capture_output=True, text=True, timeout=60

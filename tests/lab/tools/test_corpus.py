@@ -15,11 +15,11 @@ import pytest
 from autograder.pipeline.course import notebook
 from autograder.tools import corpus
 
-from .. import lab as course
+from .. import lab
 
 pytestmark = pytest.mark.slow
 
-ENTRIES = corpus.load_corpus(course.ROOT / course.CORPUS)
+ENTRIES = corpus.load_corpus(lab.ROOT / lab.CORPUS)
 CORRECT = [name for name, entry in ENTRIES.items() if not entry.loses]
 MISTAKES = [name for name, entry in ENTRIES.items() if entry.loses]
 
@@ -102,7 +102,7 @@ def test_glue_mistakes_name_the_axis(graded_corpus):
 def test_readme_table_is_current(graded_corpus, entries, answer_ids):
     """Does docs/corpus.md show exactly the table this corpus produces?"""
     expected = corpus.table(entries, graded_corpus, answer_ids)
-    readme = (course.ROOT / "docs" / "corpus.md").read_text()
+    readme = (lab.ROOT / "docs" / "corpus.md").read_text()
     assert corpus.table_in(readme) == expected, (
         "the table of caught mistakes in docs/corpus.md is stale: run `make golden`"
     )

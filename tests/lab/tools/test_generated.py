@@ -8,7 +8,7 @@ import pytest
 from autograder.pipeline.course import notebook
 from autograder.tools import generate
 
-from .. import lab as course
+from .. import lab
 
 
 def _without_ids(path):
@@ -30,7 +30,7 @@ def _generated_files(root):
 @pytest.mark.slow
 def test_same_files(regenerated):
     """Does generation produce exactly the committed set of files, no more, no fewer?"""
-    assert _generated_files(regenerated) == _generated_files(course.ROOT), (
+    assert _generated_files(regenerated) == _generated_files(lab.ROOT), (
         "release/, solutions/ or samples/class/ is stale: run `make generate` and commit"
     )
 
@@ -38,12 +38,12 @@ def test_same_files(regenerated):
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "relative",
-    [course.RELEASE, course.SOLUTION, course.SAMPLE_CLASS / course.submission_path("ada")],
+    [lab.RELEASE, lab.SOLUTION, lab.SAMPLE_CLASS / lab.submission_path("ada")],
     ids=["release", "solution", "sample"],
 )
 def test_notebook_in_sync(regenerated, relative):
     """Does the committed notebook equal the regenerated one, ignoring cell ids?"""
-    assert _without_ids(course.ROOT / relative) == _without_ids(regenerated / relative), (
+    assert _without_ids(lab.ROOT / relative) == _without_ids(regenerated / relative), (
         f"{relative} differs from what source/ generates: run `make generate` and commit"
     )
 
@@ -54,9 +54,9 @@ def test_every_generated_file_in_sync(regenerated):
     stale = []
     for relative in _generated_files(regenerated):
         if relative.suffix == ".ipynb":
-            same = _without_ids(course.ROOT / relative) == _without_ids(regenerated / relative)
+            same = _without_ids(lab.ROOT / relative) == _without_ids(regenerated / relative)
         else:
-            same = (course.ROOT / relative).read_bytes() == (regenerated / relative).read_bytes()
+            same = (lab.ROOT / relative).read_bytes() == (regenerated / relative).read_bytes()
         if not same:
             stale.append(str(relative))
     assert not stale, f"stale generated files (run `make generate`): {stale}"
@@ -65,8 +65,8 @@ def test_every_generated_file_in_sync(regenerated):
 @pytest.mark.slow
 def test_solution_is_byte_reproducible(regenerated):
     """Is the executed solution byte-for-byte what generation writes, figure and all?"""
-    committed = (course.ROOT / course.SOLUTION).read_bytes()
-    assert committed == (regenerated / course.SOLUTION).read_bytes()
+    committed = (lab.ROOT / lab.SOLUTION).read_bytes()
+    assert committed == (regenerated / lab.SOLUTION).read_bytes()
 
 
 def test_printed_text_is_one_output_however_it_was_flushed(solution_nb, source_nb):

@@ -9,29 +9,29 @@ from autograder.pipeline.course.assignment import find_assignment
 from autograder.tools import golden
 from autograder.tools.nbgrader_cli import scratch_course
 
-from .. import lab as course
+from .. import lab
 
 
 @pytest.fixture
 def copied(tmp_path):
     """A copy of the course with its corpus and golden file: ``Assignment``."""
-    root = scratch_course(course.ROOT, tmp_path / "course", release=True)
-    shutil.copytree(course.ROOT / "solutions", root / "solutions")
-    shutil.copytree(course.ROOT / course.CORPUS, root / course.CORPUS)  # with stock.json
+    root = scratch_course(lab.ROOT, tmp_path / "course", release=True)
+    shutil.copytree(lab.ROOT / "solutions", root / "solutions")
+    shutil.copytree(lab.ROOT / lab.CORPUS, root / lab.CORPUS)  # with stock.json
     return find_assignment(root)
 
 
 def test_current_file_reads(copied):
     """Does the committed file read, with every corpus entry, the source and the release?"""
     results = golden.read(copied)
-    entries = {f"{p.stem}/" for p in (copied.root / course.CORPUS).glob("*.toml")}
+    entries = {f"{p.stem}/" for p in (copied.root / lab.CORPUS).glob("*.toml")}
     assert {golden.SOURCE_KEY, golden.RELEASE_KEY} <= set(results)
     assert sum(key.startswith(tuple(entries)) for key in results) == len(results) - 2 > 60
 
 
 def test_other_timeout_is_stale(copied):
     """Is an entry recorded with another cell limit than its corpus table says stale?"""
-    corpus_file = copied.root / course.CORPUS / "mistakes.toml"
+    corpus_file = copied.root / lab.CORPUS / "mistakes.toml"
     corpus_file.write_text(corpus_file.read_text().replace("timeout = 10", "timeout = 11", 1))
     with pytest.raises(golden.Stale, match=r"stale: .*runaway_glue"):
         golden.read(copied)
@@ -39,7 +39,7 @@ def test_other_timeout_is_stale(copied):
 
 def test_edited_corpus_entry_is_stale(copied):
     """Does an edited corpus entry make the file stale, naming the entry and the command?"""
-    corpus_file = copied.root / course.CORPUS / "mistakes.toml"
+    corpus_file = copied.root / lab.CORPUS / "mistakes.toml"
     text = corpus_file.read_text().replace("keepdims=True)", "keepdims=1)", 1)
     corpus_file.write_text(text)
     with pytest.raises(golden.Stale, match=r"stale: .*mistakes/.*make golden"):

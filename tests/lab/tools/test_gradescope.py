@@ -22,7 +22,7 @@ from autograder.pipeline import results
 from autograder.pipeline.course import notebook
 from autograder.sandbox.launcher import RUN_UIDS
 
-from .. import lab as course
+from .. import lab
 
 pytestmark = pytest.mark.slow
 
@@ -73,7 +73,7 @@ def test_zip_holds_what_gradescope_needs_and_no_secrets(unpacked):
     _, names = unpacked
     assert "setup.sh" in names and "run_autograder" in names
     assert any(n.startswith("course/autograder/") for n in names)
-    assert f"course/{course.SOURCE}" in names and f"course/{course.RELEASE}" in names
+    assert f"course/{lab.SOURCE}" in names and f"course/{lab.RELEASE}" in names
     assert not [
         n for n in names if n.startswith(("course/solutions", "course/tests", "course/samples"))
     ]
@@ -82,8 +82,8 @@ def test_zip_holds_what_gradescope_needs_and_no_secrets(unpacked):
 def test_results_follow_gradescope_format(unpacked, tmp_path, graded_samples, source_nb):
     """One test per graded cell, visible or after_published, scored as the batch grader scores?"""
     source, _ = unpacked
-    dara = (course.ROOT / course.SAMPLE_CLASS / course.submission_path("dara")).read_bytes()
-    found = _run(source, tmp_path, {course.NOTEBOOK: dara})
+    dara = (lab.ROOT / lab.SAMPLE_CLASS / lab.submission_path("dara")).read_bytes()
+    found = _run(source, tmp_path, {lab.NOTEBOOK: dara})
     rows = {r["student_id"]: r for r in results.read_csv(graded_samples["out"] / "grades.csv")}
     row = rows[graded_samples["ids"]["dara"]]
     graded = [c for c in source_nb.cells if notebook.is_graded(c)]
@@ -113,10 +113,10 @@ def test_results_follow_gradescope_format(unpacked, tmp_path, graded_samples, so
 def test_results_written_whatever_is_handed_in(unpacked, tmp_path):
     """An unreadable notebook, or none at all: still a results.json saying why."""
     source, _ = unpacked
-    broken = _run(source, tmp_path / "broken", {course.NOTEBOOK: b'{"cells": ['})
+    broken = _run(source, tmp_path / "broken", {lab.NOTEBOOK: b'{"cells": ['})
     assert broken["score"] == 0 and "unreadable" in broken["output"]
     nothing = _run(source, tmp_path / "nothing", {"notes.txt": b"hello"})
-    assert nothing["score"] == 0 and course.NOTEBOOK in nothing["output"]
+    assert nothing["score"] == 0 and lab.NOTEBOOK in nothing["output"]
 
 
 def test_a_grader_that_cannot_start_still_writes_results(unpacked, tmp_path):
@@ -138,7 +138,7 @@ def test_a_forbidden_sandbox_is_told_to_instructors_only(source_nb):
 
     row = {"points": {}, "messages": {}, "status": "ok"}
     unprotected = ("bubblewrap did not start",)
-    results = gradescope.results_for(course.ASSIGNMENT, row, "", None, unprotected)
+    results = gradescope.results_for(lab.ASSIGNMENT, row, "", None, unprotected)
     hidden = [t for t in results["tests"] if t["visibility"] == "hidden"]
     assert len(hidden) == 1 and "because: bubblewrap did not start" in hidden[0]["output"]
     shown = [t["output"] for t in results["tests"] if t["visibility"] != "hidden"]
@@ -225,11 +225,11 @@ def test_visible_outputs_hold_nothing_hidden(container, unpacked, tmp_path):
         (root / "submission_metadata.json").write_text(
             json.dumps({"previous_submissions": [{"results": {"output": SECRET}}]})
         )
-        release = notebook.read(course.ROOT / course.RELEASE)
+        release = notebook.read(lab.ROOT / lab.RELEASE)
         answers = {"attention_weights": f"ROOT = {str(root)!r}\n" + LEAKS, "batched_heads": LEAK}
         return nbformat.writes(notebook.fill(release, answers)).encode()
 
-    _, results = _run_in(name, source, tmp_path, {course.NOTEBOOK: build})
+    _, results = _run_in(name, source, tmp_path, {lab.NOTEBOOK: build})
     shown = [t["output"] for t in results["tests"] if t["visibility"] == "visible"]
     leaked = next(text for text in shown if "LEAKED" in text)  # the leak ran, and showed
     assert SECRET not in json.dumps([shown, results["output"]]), leaked
@@ -245,7 +245,7 @@ def test_honest_work_scores_the_same_without_namespaces(
     correct = {n: e for n, e in entries.items() if not e.loses}
     submissions = tmp_path / "subs"
     for name, nb in corpus.build(correct, release_nb, solution_nb).items():
-        path = submissions / course.submission_path(name.replace("/", "--"))
+        path = submissions / lab.submission_path(name.replace("/", "--"))
         path.parent.mkdir(parents=True)
         path.write_text(nbformat.writes(nb))
     grade = [sys.executable, "-m", "autograder", "grade", str(submissions), "--out",
@@ -272,7 +272,7 @@ def test_honest_work_scores_the_same_in_every_container(
     source, _ = unpacked
     built = corpus.build({"correct/loops": entries["correct/loops"]}, release_nb, solution_nb)
     data = nbformat.writes(built["correct/loops"]).encode()
-    _, found = _run_in(name, source, tmp_path, {course.NOTEBOOK: data})
+    _, found = _run_in(name, source, tmp_path, {lab.NOTEBOOK: data})
     assert found["score"] == graded_corpus["correct/loops"].score, found["output"]
 
 
@@ -283,7 +283,7 @@ NO_NAMESPACES = (
 
 
 def _attack_notebook(name, root):
-    release = notebook.read(course.ROOT / course.RELEASE)
+    release = notebook.read(lab.ROOT / lab.RELEASE)
     code = f"ROOT = {str(root)!r}\n" + ATTACKS[name]
     return nbformat.writes(notebook.fill(release, {"two_worlds": code})).encode()
 
@@ -294,7 +294,7 @@ def _run_in(container, source, tmp_path, files, link=None):
     for name, data in files.items():
         (root / "submission" / name).write_bytes(data(root) if callable(data) else data)
     if link:
-        (root / "submission" / course.NOTEBOOK).symlink_to(root / link)
+        (root / "submission" / lab.NOTEBOOK).symlink_to(root / link)
     env = {**os.environ, "GRADESCOPE_ROOT": str(root), "AUTOGRADER_PYTHON": sys.executable}
     command = [str(root / "run_autograder")]
     if container == "docker":
@@ -308,9 +308,9 @@ def _run_in(container, source, tmp_path, files, link=None):
 def container(request, unpacked, tmp_path_factory):
     """Each container with the blank notebook's score in it: ``(name, blank's results)``."""
     source, _ = unpacked
-    blank = (course.ROOT / course.RELEASE).read_bytes()
+    blank = (lab.ROOT / lab.RELEASE).read_bytes()
     _, results = _run_in(
-        request.param, source, tmp_path_factory.mktemp("blank"), {course.NOTEBOOK: blank}
+        request.param, source, tmp_path_factory.mktemp("blank"), {lab.NOTEBOOK: blank}
     )
     return request.param, results
 
@@ -321,7 +321,7 @@ def test_an_attack_scores_no_more_than_a_blank(container, unpacked, tmp_path, at
     name, blank = container
     source, _ = unpacked
     root, results = _run_in(
-        name, source, tmp_path, {course.NOTEBOOK: lambda r: _attack_notebook(attack, r)}
+        name, source, tmp_path, {lab.NOTEBOOK: lambda r: _attack_notebook(attack, r)}
     )
     assert results["score"] <= blank["score"] and "forged" not in results["output"], results
     if attack == "linger":  # its forgery would land four seconds in: it is dead by then
@@ -340,7 +340,7 @@ def test_a_link_to_the_source_is_refused(container, unpacked, tmp_path):
     """A submission that is a link to the course's source notebook: refused, never graded?"""
     name, blank = container
     source, _ = unpacked
-    link = f"source/course/{course.SOURCE}"
+    link = f"source/course/{lab.SOURCE}"
     _, results = _run_in(name, source, tmp_path, {}, link=link)
     assert results["score"] == 0 and "link" in results["output"]
 
@@ -348,7 +348,7 @@ def test_a_link_to_the_source_is_refused(container, unpacked, tmp_path):
 def test_the_bundle_holds_no_solution(unpacked, source_nb, release_nb):
     """Is the bundle's source the tests and the stubs, with no line of a solution?"""
     source, _ = unpacked
-    bundled = notebook.read(source / "course" / course.SOURCE)
+    bundled = notebook.read(source / "course" / lab.SOURCE)
     stubs = notebook.answers(release_nb)
     for answer, text in notebook.answers(bundled).items():
         assert text.startswith(stubs[answer]), answer
@@ -357,7 +357,7 @@ def test_the_bundle_holds_no_solution(unpacked, source_nb, release_nb):
     assert [c.source for c in bundled.cells if notebook.is_test(c)] == [
         c.source for c in source_nb.cells if notebook.is_test(c)
     ]
-    assert "BEGIN SOLUTION" not in (source / "course" / course.SOURCE).read_text()
+    assert "BEGIN SOLUTION" not in (source / "course" / lab.SOURCE).read_text()
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root can start a process as another user")
@@ -369,8 +369,8 @@ def test_the_runner_kills_nothing_it_did_not_start(unpacked, tmp_path):
         ["sleep", "120"], user=nobody, group=nobody, stdin=subprocess.DEVNULL
     )  # another grader's student, or a service of the host
     try:
-        solved = (course.ROOT / course.SOLUTION).read_bytes()
-        _, results = _run_in("plain", source, tmp_path, {course.NOTEBOOK: solved})
+        solved = (lab.ROOT / lab.SOLUTION).read_bytes()
+        _, results = _run_in("plain", source, tmp_path, {lab.NOTEBOOK: solved})
         assert results["score"] > 0
         assert other.poll() is None, "run_autograder killed a process it did not start"
     finally:
