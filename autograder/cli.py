@@ -1,4 +1,4 @@
-"""The command line: ``python -m autograder {grade,check,export,gradescope,generate,corpus}``.
+"""The command line: ``python -m autograder COMMAND``, one subcommand per task.
 
 A thin layer: each subcommand parses its options and calls a plain function
 with keyword arguments (:func:`~autograder.pipeline.grade.grade`,
@@ -20,7 +20,7 @@ from autograder import __version__, startup
 from autograder.pipeline import grade
 from autograder.pipeline.errors import UserError
 from autograder.pipeline.lms import canvas, moodle
-from autograder.tools import check, generate, golden, gradescope
+from autograder.tools import check, extend, generate, golden, gradescope
 
 _log = logging.getLogger(__name__)
 
@@ -175,6 +175,25 @@ def parser() -> argparse.ArgumentParser:
     )
     recording.set_defaults(run=golden.main, positional=[])
     _export_parsers(commands)
+    extending = commands.add_parser(
+        "extend",
+        help="grant a student more time on an assignment (extensions.toml)",
+        description="Grant a student an extension: kept in the course's extensions.toml, "
+        "written into the gradebook with the late penalty assigned again.",
+    )
+    extending.add_argument("student", help="the student's id, as in grades.csv")
+    extending.add_argument("--days", type=float, help="days added to the assignment's due date")
+    extending.add_argument("--hours", type=float, help="hours added to the assignment's due date")
+    extending.add_argument("--until", metavar="WHEN", help="the student's own due date (UTC)")
+    extending.add_argument(
+        "--why", default=default(extend.extend, "why"), help="a note kept with it"
+    )
+    extending.add_argument("--remove", action="store_true", help="take the extension back")
+    extending.add_argument(
+        "--dry-run", action="store_true", help="show what would change; write nothing"
+    )
+    _common(extending)
+    extending.set_defaults(run=extend.extend, positional=["student"])
     packing = commands.add_parser(
         "gradescope",
         help="build autograder.zip for Gradescope",

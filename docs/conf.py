@@ -21,7 +21,7 @@ myst_enable_extensions = ["colon_fence"]
 nitpicky = True
 nitpick_ignore_regex = [
     # base classes from the standard library and other projects: not documented here
-    (r"py:class", r"(ctypes|collections|enum|io|tqdm|nbconvert|nbgrader|traitlets)\..*"),
+    (r"py:class", r"(ctypes|collections|datetime|enum|io|tqdm|nbconvert|nbgrader|traitlets)\..*"),
     (r"py:class", r".*\._\w+"),  # a private base class
 ]
 autodoc_typehints = "none"  # the docstrings say what shapes and units mean

@@ -38,9 +38,9 @@ from autograder.pipeline.results import ClassFolder
 _log = logging.getLogger(__name__)
 
 FILE_NAME = re.compile(
-    r"^(?P<student>[a-z0-9]+)_(?:late_)?(?P<lms>\d+)_\d+_.*?(?:-(?P<version>\d+))?\.\w+$",
+    r"^(?P<student>[^\W_]+)_(?:late_)?(?P<lms>\d+)_\d+_.*?(?:-(?P<version>\d+))?\.\w+$",
     re.IGNORECASE,
-)  #: a submission file's name, as Canvas's "Download Submissions" writes it
+)  #: a submission file's name, as "Download Submissions" writes it: the name in any script
 
 
 def identity(name: str) -> Identity | None:

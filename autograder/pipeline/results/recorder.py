@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 
-from autograder.pipeline.course import internals
+from autograder.pipeline.course import extensions, internals
 from autograder.pipeline.course.assignment import Assignment
 from autograder.pipeline.files import read_bounded, write_atomic
 from autograder.pipeline.results.graded import Graded
@@ -53,6 +53,7 @@ class Recorder:
         self.autograded = autograded
         self.config = assignment.config
         self.after_save = internals.autograde_steps(self.config).after_save
+        self.extensions = extensions.granted(assignment)
         self.gradebook = Gradebook(db_url)
 
     def close(self) -> None:
@@ -99,6 +100,7 @@ class Recorder:
                 known.update(first_name=first, last_name=last)
             gb.update_or_create_student(sid, **known)
             gb.update_or_create_submission(a.id, sid, timestamp=timestamp)
+            self._extend(gb, sid)
             for notebook_name in a.notebooks:
                 nb = result.notebooks.get(notebook_name)
                 if nb is None:
@@ -136,6 +138,11 @@ class Recorder:
         not change is not saved again, so this runs the same step on its own.
         """
         a = self.assignment
+        with internals.one_transaction(self.gradebook) as gb:
+            try:
+                self._extend(gb, student_id)
+            except MissingEntry:
+                return
         step = internals.late_penalty_step(self.after_save, self.gradebook, self.config)
         if step is None:
             return
@@ -146,6 +153,17 @@ class Recorder:
                 except MissingEntry:
                     continue
                 step.preprocess(None, a.resources(student_id, name, self.db_url))
+
+    def _extend(self, gb: Gradebook, student_id: str) -> None:
+        """Give the student's submission the course's extension for them, or none.
+
+        The file is the one place an extension is granted (:mod:`~.extensions`);
+        the gradebook's copy is what nbgrader's late penalties go by.
+        """
+        submission = gb.find_submission(self.assignment.id, student_id)
+        granted = self.extensions.get(student_id)
+        due = submission.assignment.duedate
+        submission.extension = granted.beyond(due) if granted is not None else None
 
     def autograded_path(self, student_id: str, name: str) -> Path:
         """Where a student's graded notebook is written."""

@@ -46,6 +46,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from nbgrader.utils import parse_utc
+
 from autograder.pipeline.course.assignment import Assignment
 from autograder.pipeline.errors import UserError
 from autograder.pipeline.files import MAX_SIDE_FILE, read_bounded
@@ -71,7 +73,7 @@ class FileRef:
         if not self.member:
             with open(self.path, "rb") as handle:
                 return handle.read(MAX_FILE)
-        with zipfile.ZipFile(self.path) as archive, archive.open(self.member) as member:
+        with open_zip(self.path) as archive, archive.open(self.member) as member:
             return member.read(MAX_FILE)
 
 
@@ -263,9 +265,9 @@ def _timestamp(folder: Path) -> tuple[datetime | None, str]:
             f"timestamp.txt is not a file of at most {MAX_SIDE_FILE:,} bytes: no hand-in time read"
         )
         return None, why
-    try:
-        return datetime.fromisoformat(data.decode().strip()[:26]), ""
-    except (UnicodeDecodeError, ValueError):
+    try:  # read as nbgrader reads it: any time it can parse, in UTC unless it says otherwise
+        return parse_utc(data.decode().strip()), ""
+    except (UnicodeDecodeError, ValueError, OverflowError):
         return None, "timestamp.txt holds no time: no hand-in time read"
 
 
@@ -510,10 +512,36 @@ def from_folder(
     return _combine(found)
 
 
+UTF8_NAMES = 0x800  #: the zip flag bit that says a member's name is UTF-8
+
+
+def open_zip(path: Path | str) -> zipfile.ZipFile:
+    """``path`` opened as a zip, each member's name read as UTF-8 first.
+
+    A zip tool that sets no UTF-8 flag (Info-ZIP's ``zip``, older Windows tools,
+    a Canvas download re-zipped) still writes names in UTF-8 on Linux and
+    macOS; Python reads such a name in the legacy code page (cp437), turning
+    ``müller`` into ``m├╝ller``. A name whose bytes are valid UTF-8 is read as
+    UTF-8 (as Info-ZIP's ``unzip`` does); any other keeps the legacy reading.
+    """
+    archive = zipfile.ZipFile(path)
+    for info in archive.infolist():
+        if info.flag_bits & UTF8_NAMES or info.filename.isascii():
+            continue
+        try:
+            name = info.filename.encode("cp437").decode("utf-8")
+        except (UnicodeEncodeError, UnicodeDecodeError):
+            continue
+        archive.NameToInfo.pop(info.filename, None)
+        info.filename = name
+        archive.NameToInfo[name] = info
+    return archive
+
+
 def from_zip(path: Path, assignment: Assignment, pattern: str | None = None) -> list[Submission]:
     """Submissions from a ``.zip`` (nbgrader's layout at any depth, or LMS files), unextracted."""
     try:
-        with zipfile.ZipFile(path) as archive:
+        with open_zip(path) as archive:
             return _from_archive(archive, assignment, pattern)
     except (zipfile.BadZipFile, OSError, EOFError, ValueError) as error:
         raise UserError(f"cannot read the archive {path}: {error}") from None

@@ -34,6 +34,9 @@ def test_nbgrader_layout(tmp_path):
         ("Jane Doe_4711_assignsubmission_file_multi_head.ipynb", "jane_doe-4711"),
         ("Jane Doe_4711_assignsubmission_file_/multi_head.ipynb", "jane_doe-4711"),
         ("王小明_2003_assignsubmission_file_/multi_head.ipynb", "王小明-2003"),
+        ("müllerjürgen_1003_5003_multi_head.ipynb", "müllerjürgen-1003"),
+        ("garcíalópezmaría_LATE_1009_5009_multi_head-1.ipynb", "garcíalópezmaría-1009"),
+        ("τäïσåμÿä_1007_5007_multi_head.ipynb", "τäïσåμÿä-1007"),
         # a file name a student chose, inside Canvas's name for it: Canvas's key speaks
         ("eve_3333_4444_x_2222_assignsubmission_file_multi_head.ipynb", "eve-3333"),
         ("ada.ipynb", "ada"),
@@ -202,6 +205,50 @@ def test_names_in_any_script(tmp_path):
         "王小明-2003": ("王小明", "2003", b"wang"),
         "李华-2007": ("李华", "2007", b"li"),
     }
+
+
+def _zip_without_utf8_flag(path, members):
+    """A zip as Info-ZIP's ``zip`` writes it: names in UTF-8 bytes, no UTF-8 flag set.
+
+    Python always flags a non-ASCII name, so each is written under an ASCII
+    stand-in of the same length and its bytes swapped in afterwards.
+    """
+    import zipfile
+
+    stand_ins = {}
+    with zipfile.ZipFile(path, "w") as archive:
+        for number, (name, data) in enumerate(members.items()):
+            raw = name.encode("utf-8")
+            stand_in = f"{number:04d}".ljust(len(raw), "x")
+            stand_ins[stand_in.encode()] = raw
+            archive.writestr(stand_in, data)
+    content = path.read_bytes()
+    for stand_in, raw in stand_ins.items():
+        content = content.replace(stand_in, raw)
+    path.write_bytes(content)
+    with zipfile.ZipFile(path) as archive:  # as Python reads it: the legacy code page
+        assert not any(i.flag_bits & 0x800 for i in archive.infolist())
+        assert "müllerjürgen" not in " ".join(archive.namelist())
+
+
+def test_a_zip_without_the_utf8_flag_keeps_every_name(tmp_path):
+    """Canvas names in a zip re-zipped without the UTF-8 flag: each its own id and LMS key?"""
+    archive = tmp_path / "canvas.zip"
+    _zip_without_utf8_flag(
+        archive,
+        {
+            "submissions/müllerjürgen_1003_5003_multi_head.ipynb": b"muller",
+            "submissions/garcíalópezmaría_LATE_1009_5009_multi_head.ipynb": b"garcia",
+            "submissions/doejane_1001_5001_multi_head.ipynb": b"doe",
+        },
+    )
+    found = {s.student_id: s for s in collect.collect(archive, lab.ASSIGNMENT)}
+    assert {k: (v.lms_id, v.files[lab.NOTEBOOK]) for k, v in found.items()} == {
+        "müllerjürgen-1003": ("1003", b"muller"),
+        "garcíalópezmaría-1009": ("1009", b"garcia"),
+        "doejane-1001": ("1001", b"doe"),
+    }
+    assert found["müllerjürgen-1003"].name == "müllerjürgen"
 
 
 def test_an_lms_id_claimed_twice_is_named(tmp_path, capsys):

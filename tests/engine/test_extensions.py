@@ -1,0 +1,124 @@
+"""Does an extension a TA grants reach the late penalty, grades.csv, the page and the export?
+
+A toy course with a due date and nbgrader's "zero" rule (late work scores 0):
+one student handed in a day late. ``extend`` is run as a TA types it, first
+with ``--dry-run`` (nothing written), then for real; the next ``grade`` run
+regrades no one and brings every output up to date; ``--remove`` takes it back.
+"""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder import cli
+from autograder.pipeline import results
+from autograder.pipeline.course import extensions, notebook
+from autograder.pipeline.course.assignment import find_assignment
+from autograder.tools.nbgrader_cli import run_nbgrader
+
+from . import toy
+
+pytestmark = pytest.mark.slow
+
+ID = "toy-1"
+DUE = "2026-03-01 12:00:00 UTC"
+SOLVED = "def double(v):\n    return 2 * v"
+
+
+def autograder(course: Path, *args: str) -> subprocess.CompletedProcess:
+    """``python -m autograder ARGS`` run in the course folder, as a TA runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "autograder", *args],
+        cwd=course, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory):
+    """``(course, submissions)``: ada handed in a day after the due date; ben in time."""
+    base = tmp_path_factory.mktemp("late")
+    course = toy.write_course(
+        base / "course", ID, config='c.LateSubmissionPlugin.penalty_method = "zero"\n'
+    )
+    assert autograder(course, "generate").returncode == 0
+    run_nbgrader(course, "db", "assignment", "add", ID, f"--duedate={DUE}")
+    release = notebook.read(find_assignment(course, ID).release("toy.ipynb"))
+    subs = base / "submissions"
+    for student, stamp in (("ada", "2026-03-02 12:00:00 UTC"), ("ben", "2026-03-01 11:00:00 UTC")):
+        work = subs / student / ID
+        notebook.write(notebook.fill(release, {"double": SOLVED}), work / "toy.ipynb")
+        (work / "timestamp.txt").write_text(stamp)
+    return course, subs
+
+
+@pytest.fixture
+def late_class(template, tmp_path):
+    """A fresh copy of the template's course, and its submissions."""
+    course, subs = template
+    return shutil.copytree(course, tmp_path / "course"), subs
+
+
+def _rows(course: Path) -> dict[str, dict[str, str]]:
+    return {r["student_id"]: r for r in results.read_csv(course / "grades" / "grades.csv")}
+
+
+def test_an_extension_reaches_every_output(late_class):
+    """Dry run shows 3 -> 0 and writes nothing; the real one and a rerun make ada on time."""
+    course, subs = late_class
+    graded = autograder(course, "grade", str(subs), "--jobs", "1")
+    assert graded.returncode == 0, graded.stderr
+    assert _rows(course)["ada"]["late_penalty"] == "3" and _rows(course)["ada"]["score"] == "0"
+    assert _rows(course)["ben"]["late_penalty"] == "0"
+
+    tried = autograder(course, "extend", "ada", "--days", "2", "--dry-run")
+    assert tried.returncode == 0, tried.stderr
+    assert "late penalty 3 -> 0" in tried.stdout and "dry run" in tried.stdout
+    assert not extensions.path(course).exists()
+
+    granted = autograder(course, "extend", "ada", "--days", "2", "--why", "a family emergency")
+    assert granted.returncode == 0, granted.stderr
+    assert "late penalty 3 -> 0" in granted.stdout
+    assert "a family emergency" in extensions.path(course).read_text()
+
+    again = autograder(course, "grade", str(subs), "--jobs", "1")
+    assert "0 to grade, 2 unchanged" in again.stderr, again.stderr
+    ada = _rows(course)["ada"]
+    assert (ada["late_penalty"], ada["score"]) == ("0", "3")
+    page = (course / "grades" / "feedback" / "ada.html").read_text()
+    assert "late submission penalty" not in page
+    exported = subprocess.run(
+        [sys.executable, "-m", "nbgrader", "export", "--to", "export.csv"],
+        cwd=course, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert exported.returncode == 0, exported.stderr
+    rows = {r["student_id"]: r for r in results.read_csv(course / "export.csv")}
+    assert float(rows["ada"]["score"]) == 3.0 and float(rows["ada"]["late_submission_penalty"]) == 0
+
+    taken = autograder(course, "extend", "ada", "--remove")
+    assert taken.returncode == 0 and "late penalty 0 -> 3" in taken.stdout, taken.stdout
+    autograder(course, "grade", str(subs), "--jobs", "1")
+    assert _rows(course)["ada"]["late_penalty"] == "3"
+    page = (course / "grades" / "feedback" / "ada.html").read_text()
+    assert "late submission penalty of 3.0 points" in page
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["--days", "2", "--until", "2026-03-09 12:00 UTC"], "either --until, or --days"),
+        (["--until", "next week"], "is no date"),
+        (["--days", "-1"], "must add time"),
+        (["--remove"], "has no extension"),
+        ([], "give --until DATE, or --days"),
+    ],
+)
+def test_a_wrong_extension_is_one_line(template, args, says, capsys):
+    """Is a TA's mistake one line on stderr, exit status 2, and nothing written?"""
+    course, _ = template
+    assert cli.main(["extend", "ada", *args, "--course", str(course)]) == 2
+    err = capsys.readouterr().err
+    assert says in err and len(err.strip().splitlines()) == 1, err
+    assert not extensions.path(course).exists()
