@@ -25,6 +25,7 @@ import logging
 import shutil
 import tempfile
 import tomllib
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 
 from autograder.pipeline.course import notebook
 from autograder.pipeline.course.assignment import Assignment, find_assignment
+from autograder.pipeline.course.gradebook import due_date
 from autograder.tools import self_check
 from autograder.tools.corpus import CORPUS, load_corpus
 from autograder.tools.nbgrader_cli import run_nbgrader, scratch_course
@@ -69,15 +71,23 @@ TEMPLATES = Path(__file__).parent / "templates"
 _EMPTY_ASSIGNMENT = 'ASSIGNMENT: dict[str, Any] = {"id": "", "notebooks": {}}'
 
 
-def self_check_script(assignment_id: str, releases: dict[str, Any]) -> str:
+def due_text(due: datetime | None) -> str:
+    """A due date as students read it (``2026-03-01 12:00 UTC``); "" for none."""
+    return due.strftime("%Y-%m-%d %H:%M UTC") if due is not None else ""
+
+
+def self_check_script(assignment_id: str, releases: dict[str, Any], due: str = "") -> str:
     """The text of the release's ``self_check.py``: :mod:`.self_check`, stubs written in.
 
-    releases: ``{notebook file name: released notebook}``.
+    releases: ``{notebook file name: released notebook}``; due: the due date as
+    students read it (:func:`due_text`), "" for none.
     """
-    filled = {
+    filled: dict[str, Any] = {
         "id": assignment_id,
         "notebooks": {name: notebook.answers(nb) for name, nb in releases.items()},
     }
+    if due:
+        filled["due"] = due
     text = Path(self_check.__file__).read_text()
     if _EMPTY_ASSIGNMENT not in text:
         raise RuntimeError(f"{self_check.__file__} lost its line {_EMPTY_ASSIGNMENT!r}")
@@ -85,11 +95,12 @@ def self_check_script(assignment_id: str, releases: dict[str, Any]) -> str:
     return text.replace(_EMPTY_ASSIGNMENT, f"ASSIGNMENT: dict[str, Any] = {literal}")
 
 
-def student_readme(assignment: Assignment, releases: dict[str, Any]) -> str:
+def student_readme(assignment: Assignment, releases: dict[str, Any], due: str = "") -> str:
     """The release's ``README.md``: the files, how to work, self-check, keep the name, submit.
 
     releases: ``{notebook file name: released notebook}``. The title is the first
-    notebook's first heading; the points, those its graded cells carry.
+    notebook's first heading; the points, those its graded cells carry; due: the
+    due date as students read it, "" for none.
     """
     first = releases[assignment.notebooks[0]]
     headings = [
@@ -118,6 +129,7 @@ def student_readme(assignment: Assignment, releases: dict[str, Any]) -> str:
         notebooks=list(assignment.notebooks),
         helpers=[name for name in assignment.helper_files() if name != STUDENT_README],
         points=points,
+        due=due,
     )
 
 
@@ -173,11 +185,12 @@ def generate(assignment: Assignment, out: Path) -> None:
         name: notebook.read(out / assignment.release(name).relative_to(root))
         for name in assignment.notebooks
     }
-    script = self_check_script(assignment.id, releases)
+    due = due_text(due_date(assignment))  # set with nbgrader db assignment add --duedate
+    script = self_check_script(assignment.id, releases, due)
     release = out / assignment.release_dir.relative_to(root)
     (release / SELF_CHECK).write_text(script)
     if STUDENT_README not in assignment.helper_files():
-        (release / STUDENT_README).write_text(student_readme(assignment, releases))
+        (release / STUDENT_README).write_text(student_readme(assignment, releases, due))
     for name in assignment.notebooks:
         solution = out / assignment.solution(name).relative_to(root)
         source_nb = notebook.read(assignment.source(name))

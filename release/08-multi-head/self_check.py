@@ -340,6 +340,8 @@ def main(argv: list[str] | None = None, assignment: dict[str, Any] | None = None
     except CannotCheck as why:
         print(f"self-check: error: {why}", file=sys.stderr)
         return 2
+    if assignment.get("due"):
+        print(f"due {assignment['due']}: hand in before then")
     return worst
 
 

@@ -122,3 +122,16 @@ def test_a_wrong_extension_is_one_line(template, args, says, capsys):
     err = capsys.readouterr().err
     assert says in err and len(err.strip().splitlines()) == 1, err
     assert not extensions.path(course).exists()
+
+
+def test_students_are_told_the_due_date(late_class):
+    """With a due date in the gradebook, do the release README and self_check.py state it?"""
+    course, _ = late_class
+    done = autograder(course, "generate")
+    assert done.returncode == 0, done.stderr
+    release = course / "release" / ID
+    assert "**Due 2026-03-01 12:00 UTC.**" in (release / "README.md").read_text()
+    checked = subprocess.run(
+        [sys.executable, "self_check.py"], cwd=release, capture_output=True, text=True, timeout=300
+    )
+    assert "due 2026-03-01 12:00 UTC: hand in before then" in checked.stdout, checked.stdout

@@ -10,6 +10,7 @@ one for a dry run) and by each Dask worker (a scratch one of its own).
 from __future__ import annotations
 
 import hashlib
+from datetime import datetime
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
@@ -91,3 +92,17 @@ def has_assignment(db_url: str, assignment: Assignment) -> bool:
             return False
         names = {nb.name for nb in recorded.notebooks if nb.grade_cells}
         return names == set(assignment.stems)
+
+
+def due_date(assignment: Assignment) -> datetime | None:
+    """The assignment's due date (UTC) as the course's gradebook holds it; None if it has
+    none, or there is no gradebook yet. Read only: nothing is created."""
+    db_url = str(course_directory(assignment.root, assignment.config).db_url)
+    database = database_file(db_url)
+    if database is not None and not database.is_file():
+        return None
+    with Gradebook(db_url) as gb:
+        try:
+            return gb.find_assignment(assignment.id).duedate
+        except MissingEntry:
+            return None
