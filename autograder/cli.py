@@ -77,6 +77,12 @@ def _grade_parser(commands: Any) -> None:
     )
     parser.add_argument("--pattern", help="regex with a (?P<student>...) group, for LMS file names")
     parser.add_argument(
+        "--times",
+        metavar="FILE",
+        help="hand-in times for an LMS download: Moodle's grading worksheet, or a CSV of "
+        "student_id,handed_in",
+    )
+    parser.add_argument(
         "--scheduler",
         metavar="ADDRESS",
         help="a running Dask scheduler (tcp://HOST:8786) whose workers grade instead",

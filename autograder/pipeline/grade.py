@@ -34,15 +34,21 @@ from autograder import log
 from autograder.pipeline import results
 from autograder.pipeline.course import notebook
 from autograder.pipeline.course.assignment import Assignment, find_assignment
-from autograder.pipeline.course.gradebook import sources_hash, sqlite_url
+from autograder.pipeline.course.gradebook import (
+    due_date,
+    hand_in_times,
+    sources_hash,
+    sqlite_url,
+)
 from autograder.pipeline.dispatch import pools
 from autograder.pipeline.errors import UserError
 from autograder.pipeline.grading import worker
+from autograder.pipeline.lms import hand_in
 from autograder.pipeline.recording import Recording, pending
 from autograder.pipeline.reports import class_report, terminal
 from autograder.pipeline.results import NOT_FINISHED, ClassFolder, Outcome, Store, StoredRows
 from autograder.pipeline.settings import MEMORY, WALL, GradingLimits
-from autograder.pipeline.submissions import collect
+from autograder.pipeline.submissions import collect, lateness
 from autograder.pipeline.submissions.collect import Submission
 
 _log = logging.getLogger(__name__)
@@ -60,7 +66,9 @@ class Request:
     scheduler: a Dask scheduler's address, whose workers grade instead of
     ``jobs`` local processes (this process still records everything);
     students: grade only these students of ``submissions``, every other row,
-    page and gradebook entry in ``out`` left as it was (empty: the whole class).
+    page and gradebook entry in ``out`` left as it was (empty: the whole class);
+    times: a file of hand-in times for an LMS download
+    (:mod:`~autograder.pipeline.lms.hand_in`).
     """
 
     submissions: Path
@@ -73,6 +81,7 @@ class Request:
     dry_run: bool = False
     scheduler: str | None = None
     students: tuple[str, ...] = ()
+    times: Path | None = None
 
     @property
     def settings(self) -> str:
@@ -100,6 +109,7 @@ def grade(
     dry_run: bool = False,
     scheduler: str | None = None,
     student: list[str] | None = None,
+    times: Path | str | None = None,
 ) -> int:
     """Grade every submission at ``submissions``; the exit status (0: every student got a row).
 
@@ -124,6 +134,7 @@ def grade(
         dry_run,
         scheduler,
         tuple(dict.fromkeys(student or ())),
+        Path(times) if times is not None else None,
     )
     return run(request).status
 
@@ -172,11 +183,20 @@ def _run_locked(request: Request) -> ClassGrades:
     found = collect.collect(submissions, chosen, request.pattern)
     if not found:
         raise UserError(f"no submission of {chosen.id} found in {submissions}")
+    if request.times is not None:
+        zone = chosen.config.Exchange.get("timezone") or "UTC"
+        found = lateness.with_times(found, hand_in.read(request.times, zone))
     columns = notebook.Columns({n: notebook.read(chosen.source(n)) for n in chosen.notebooks})
     # The class DIR holds: this run's students, or with --student everyone it held too.
     found, kept = _chosen(found, request.students, out.state, submissions)
     ledger = None if request.dry_run else results.ledger(chosen)
     unchanged, todo = pending(found, out.state, request.force, request.settings, ledger)
+    known = hand_in_times(chosen)  # kept for work unchanged since it was recorded
+    said = lateness.unknown(
+        found, due_date(chosen), frozenset(s.student_id for s in unchanged if s.student_id in known)
+    )
+    if said:
+        _log.warning(said)
     _log.info(
         f"{len(found)} submission(s): {len(todo)} to grade, "
         f"{len(found) - len(todo)} unchanged since the last run",

@@ -199,7 +199,7 @@ class Recording:
             if saved is None:
                 continue
             before = Outcome(**saved["row"])
-            recorder.reassess_lateness(sub.student_id)
+            recorder.reassess_lateness(sub.student_id, sub.timestamp)
             outcome = self.publish(before, written=True)
             if outcome == before:
                 continue

@@ -135,3 +135,57 @@ def test_students_are_told_the_due_date(late_class):
         [sys.executable, "self_check.py"], cwd=release, capture_output=True, text=True, timeout=300
     )
     assert "due 2026-03-01 12:00 UTC: hand in before then" in checked.stdout, checked.stdout
+
+
+def test_hand_in_times_come_from_the_lms_or_the_run_says_whom_it_lacks(late_class, tmp_path):
+    """An LMS download carries no hand-in time: named in one line; --times fills it in.
+
+    Canvas marks ada's file late without a time; ben is a Moodle participant.
+    Moodle's worksheet gives ben's time, a plain CSV ada's; the rerun grades no
+    one again and charges ada (a day late) while ben (in time) keeps his points.
+    """
+    course, _ = late_class
+    release = notebook.read(find_assignment(course, ID).release("toy.ipynb"))
+    download = tmp_path / "download"
+    solved = notebook.fill(release, {"double": SOLVED})
+    notebook.write(solved, download / "ada_LATE_11_21_toy.ipynb")
+    notebook.write(solved, download / "Ben Bo_22_assignsubmission_file_" / "toy.ipynb")
+
+    first = autograder(course, "grade", str(download), "--jobs", "1")
+    assert first.returncode == 0, first.stderr
+    (said,) = [line for line in first.stderr.splitlines() if "no hand-in time" in line]
+    assert "2 student(s)" in said and "ada-11, ben_bo-22" in said
+    assert "the LMS marked late: ada-11" in said and "--times FILE" in said
+    assert {r["late_penalty"] for r in _rows(course).values()} == {"0"}
+
+    worksheet = tmp_path / "worksheet.csv"
+    worksheet.write_text(
+        "Identifier,Full name,Email address,Status,Grade,Maximum Grade,Grade can be changed,"
+        "Last modified (submission),Online text,Last modified (grade),Feedback comments\n"
+        'Participant 22,Ben Bo,ben@example.org,Submitted,,3,Yes,"Sunday, 1 March 2026, 11:00 AM",'
+        ",-,\n"
+    )
+    again = autograder(course, "grade", str(download), "--jobs", "1", "--times", str(worksheet))
+    assert again.returncode == 0, again.stderr
+    assert "0 to grade, 2 unchanged" in again.stderr
+    (said,) = [line for line in again.stderr.splitlines() if "no hand-in time" in line]
+    assert "1 student(s)" in said and "ada-11" in said and "ben_bo" not in said
+
+    times = tmp_path / "times.csv"
+    times.write_text("student_id,handed_in\nada-11,2026-03-02 12:00:00 UTC\n")
+    third = autograder(course, "grade", str(download), "--jobs", "1", "--times", str(times))
+    assert "no hand-in time" not in third.stderr, third.stderr
+    rows = _rows(course)
+    assert (rows["ada-11"]["late_penalty"], rows["ada-11"]["score"]) == ("3", "0")
+    assert rows["ben_bo-22"]["late_penalty"] == "0"
+
+
+def test_a_times_file_of_no_known_kind_is_one_line(template, tmp_path, capsys):
+    """Is a --times file that is neither Moodle's nor a plain CSV the TA's mistake, in a line?"""
+    course, subs = template
+    wrong = tmp_path / "times.csv"
+    wrong.write_text("name,when\nada,yesterday\n")
+    argv = ["grade", str(subs), "--course", str(course), "--dry-run", "--times", str(wrong)]
+    assert cli.main([*argv, "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "not a Moodle grading worksheet" in err and len(err.strip().splitlines()) == 1

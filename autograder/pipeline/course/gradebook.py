@@ -106,3 +106,18 @@ def due_date(assignment: Assignment) -> datetime | None:
             return gb.find_assignment(assignment.id).duedate
         except MissingEntry:
             return None
+
+
+def hand_in_times(assignment: Assignment) -> dict[str, datetime]:
+    """``{student_id: when they handed in}`` for every submission of ``assignment`` whose
+    time the course's gradebook holds (none if there is no gradebook yet)."""
+    db_url = str(course_directory(assignment.root, assignment.config).db_url)
+    database = database_file(db_url)
+    if database is not None and not database.is_file():
+        return {}
+    with Gradebook(db_url) as gb:
+        try:
+            submissions = gb.find_assignment(assignment.id).submissions
+        except MissingEntry:
+            return {}
+        return {s.student.id: s.timestamp for s in submissions if s.timestamp is not None}

@@ -38,7 +38,7 @@ from autograder.pipeline.results import ClassFolder
 _log = logging.getLogger(__name__)
 
 FILE_NAME = re.compile(
-    r"^(?P<student>[^\W_]+)_(?:late_)?(?P<lms>\d+)_\d+_.*?(?:-(?P<version>\d+))?\.\w+$",
+    r"^(?P<student>[^\W_]+)_(?P<late>late_)?(?P<lms>\d+)_\d+_.*?(?:-(?P<version>\d+))?\.\w+$",
     re.IGNORECASE,
 )  #: a submission file's name, as "Download Submissions" writes it: the name in any script
 
@@ -50,7 +50,8 @@ def identity(name: str) -> Identity | None:
         return None
     version = int(match.group("version") or 0)
     key = match.group("lms")
-    return Identity(f"{slug(match['student'])}-{key}", version, key, match["student"])
+    late = match.group("late") is not None  # Canvas says late, not when: no time
+    return Identity(f"{slug(match['student'])}-{key}", version, key, match["student"], late)
 
 
 FIXED = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")

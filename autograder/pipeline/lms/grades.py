@@ -35,6 +35,7 @@ class Identity:
     version: int = 0
     lms_id: str = ""
     name: str = ""
+    late: bool = False  # the LMS marked the file late (Canvas's _LATE_), without a time
 
 
 def slug(text: str) -> str:

@@ -54,6 +54,24 @@ def identity(name: str) -> Identity | None:
 
 NEEDED = ("Identifier", "Full name", "Grade")
 PARTICIPANT = re.compile(r"(\d+)\s*$")
+#: the worksheet's columns that say when each participant handed in
+HANDED_IN = ("Identifier", "Last modified (submission)")
+NO_SUBMISSION = ("", "-")  #: what the worksheet shows for a participant who handed nothing in
+
+
+def hand_in_times(header: list[str], rows: list[list[str]]) -> list[tuple[str, str]]:
+    """``[(participant number, "Last modified (submission)" as written)]`` of the worksheet,
+    for every participant who handed something in."""
+    at = {name: header.index(name) for name in HANDED_IN}
+    found = []
+    for row in rows:
+        if len(row) <= max(at.values()):
+            continue
+        number = PARTICIPANT.search(row[at["Identifier"]].strip())
+        when = row[at["Last modified (submission)"]].strip()
+        if number and when not in NO_SUBMISSION:
+            found.append((number.group(1), when))
+    return found
 
 
 def fill(

@@ -131,11 +131,13 @@ class Recorder:
             stamp = timestamp or datetime.now(UTC)
             write_atomic(graded / "timestamp.txt", stamp.isoformat(sep=" "))
 
-    def reassess_lateness(self, student_id: str) -> None:
-        """Assign the late penalty again, for a due date or penalty rule changed since.
+    def reassess_lateness(self, student_id: str, timestamp: datetime | None = None) -> None:
+        """Assign the late penalty again, for a due date, extension or rule changed since.
 
         nbgrader assigns it only when it saves grades; a student whose work did
         not change is not saved again, so this runs the same step on its own.
+        timestamp: when they handed in, if known now (a time given since); None
+        keeps the time the gradebook holds.
         """
         a = self.assignment
         with internals.one_transaction(self.gradebook) as gb:
@@ -143,6 +145,8 @@ class Recorder:
                 self._extend(gb, student_id)
             except MissingEntry:
                 return
+            if timestamp is not None:
+                gb.find_submission(a.id, student_id).timestamp = timestamp
         step = internals.late_penalty_step(self.after_save, self.gradebook, self.config)
         if step is None:
             return

@@ -146,6 +146,7 @@ class Submission:
     timestamp: datetime | None = None
     lms_id: str = ""  # the LMS's own id of the student (Canvas user id, Moodle participant)
     name: str = ""  # the student's name as the LMS gave it, for people to read
+    marked_late: bool = False  # the LMS marked it late without saying when (Canvas's _LATE_)
     renamed: dict[str, str] = field(default_factory=dict)  # notebook -> the file graded as it
     notes: list[str] = field(default_factory=list)  # what was wrong beside the notebooks
 
@@ -407,6 +408,7 @@ class _File:
     why: str
     lms_id: str = ""
     name: str = ""
+    late: bool = False
 
 
 def _warn_shared(files: list[_File]) -> None:
@@ -454,6 +456,7 @@ def _combine(found: list[_File]) -> list[Submission]:
         sub.files.take(notebook, item.data)
         sub.lms_id = sub.lms_id or item.lms_id
         sub.name = sub.name or item.name
+        sub.marked_late = sub.marked_late or item.late
         if item.why:
             sub.unreadable[notebook] = item.why
         sub.modified = max(sub.modified, item.modified)
@@ -507,6 +510,7 @@ def from_folder(
                 why,
                 who.lms_id,
                 who.name,
+                who.late,
             )
         )
     return _combine(found)
@@ -650,6 +654,7 @@ def _from_archive(
                 why,
                 who.lms_id,
                 who.name,
+                who.late,
             )
         )
     return _combine(found)
