@@ -16,14 +16,21 @@ from pathlib import Path
 MAX_SIDE_FILE = 4096
 
 
-def write_atomic(path: Path | str, data: str | bytes) -> None:
-    """Replace ``path`` with ``data`` in one step: never half a file, never the old one."""
+def write_atomic(path: Path | str, data: str | bytes, mode: int | None = None) -> None:
+    """Replace ``path`` with ``data`` in one step: never half a file, never the old one.
+
+    mode: the file's permissions; by default its owner's alone (grades, pages
+    and the gradebook's copies are the course's). A file another user must read
+    (a page nbgrader's exchange hands to the student) says so.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(handle, "wb") as out:
             out.write(data.encode() if isinstance(data, str) else data)
+            if mode is not None:
+                os.fchmod(out.fileno(), mode)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

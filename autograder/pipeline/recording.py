@@ -166,10 +166,13 @@ class Recording:
         """
         recorder = self.start_recording()
         outcome = results.from_gradebook(recorder.gradebook, self.assignment, self.columns, shown)
+        sid = shown.student_id
         if outcome == shown and page is not None:
-            self.out.write_page(shown.student_id, page)
+            self.out.write_page(sid, page)
+            recorder.release_ready(sid, self.out.page(sid))
             return outcome
-        if outcome == shown and written and self.out.page(shown.student_id).exists():
+        if outcome == shown and written and self.out.page(sid).exists():
+            recorder.release_ready(sid, self.out.page(sid))
             return outcome
         if notebooks is None:
             notebooks = {}
@@ -188,6 +191,7 @@ class Recording:
             outcome.late_penalty,
         )
         self.out.write_page(outcome.student_id, html)
+        recorder.release_ready(outcome.student_id, self.out.page(outcome.student_id))
         return outcome
 
     def refresh_unchanged(self, skipped: list[Submission]) -> None:

@@ -7,7 +7,7 @@ course owned by the instructor (root, readable by nobody else). The instructor
 releases the lab; each student fetches it as themselves, fills it in, runs
 ``self_check.py`` and submits (one of them twice); the instructor collects,
 grades what was collected with ``python -m autograder grade submitted``, and
-releases feedback with stock ``generate_feedback`` and ``release_feedback``;
+releases the course's own feedback pages with nbgrader's ``release_feedback``;
 each student fetches their own page. The due date falls between the two
 students' submissions: the late one loses the points the course's rule takes,
 in the CSV, the pages and the gradebook alike. Along the way, a student tries to read
@@ -126,7 +126,8 @@ def _grade_and_release(course_dir: Path, at: str, due: datetime) -> dict[str, di
 
     Sets ``due`` as the due date (it falls between the two students: ben is late)
     with a rule that takes late work off, collects the newest submissions, grades
-    them with the batch grader, checks the grades, then releases stock feedback.
+    them with the batch grader, checks the grades, then releases the course's own
+    feedback pages (the ones in ``grades/feedback/``) with nbgrader's release_feedback.
     """
     lab_id = lab.ASSIGNMENT.id
     with open(course_dir / "course_config.py", "a") as config:
@@ -149,9 +150,8 @@ def _grade_and_release(course_dir: Path, at: str, due: datetime) -> dict[str, di
     assert float(ben["late_penalty"]) == raw and float(ben["score"]) == 0  # late: "zero"
     page = (out / "feedback" / "nbx-ben.html").read_text()
     assert f"late submission penalty of {raw}" in page
-    for command in ("generate_feedback", "release_feedback"):
-        done = _nbgrader(command, lab_id, at, cwd=course_dir)
-        assert done.returncode == 0, f"{command}: {done.stderr[-2000:]}"
+    released = _nbgrader("release_feedback", lab_id, at, cwd=course_dir)
+    assert released.returncode == 0, f"release_feedback: {released.stderr[-2000:]}"
     return rows
 
 
@@ -161,9 +161,10 @@ def _check_own_feedback(user: str, rows: dict[str, dict[str, str]]) -> None:
     pages = list((home / lab.ASSIGNMENT.id / "feedback").rglob("*.html"))
     assert len(pages) == 1, pages  # the page of the submission graded, only
     text = pages[0].read_text()
+    assert 'class="lab-summary' in text  # the course's page, with its per-answer summary
     mine, other = (float(rows[u]["score"]) for u in (user, *set(STUDENTS) - {user}))
     top = float(rows[user]["max_score"])
-    assert f"Score: {mine} / {top}" in text and f"Score: {other} / {top}" not in text
+    assert f"Score: <b>{mine} / {top}</b>" in text and f"Score: <b>{other} / {top}" not in text
     assert "BEGIN HIDDEN TESTS" not in text and "BEGIN SOLUTION" not in text
 
 

@@ -23,6 +23,8 @@ from autograder.pipeline.course.assignment import Assignment
 from autograder.pipeline.files import read_bounded, write_atomic
 from autograder.pipeline.results.graded import Graded
 
+RELEASED = 0o644  #: a feedback page's mode, as nbgrader's generate_feedback leaves it
+
 
 def person(name: str) -> tuple[str | None, str]:
     """``(first name, last name)`` of a name as an LMS gives it.
@@ -110,6 +112,31 @@ class Recorder:
                 nb = nbformat.from_dict(nb)
                 for step in self.after_save:
                     nb, resources = internals.gradebook_step(step, gb, self.config)(nb, resources)
+
+    def release_ready(self, student_id: str, page: Path) -> None:
+        """Put the student's feedback page where ``nbgrader release_feedback`` takes it.
+
+        nbgrader's exchange gives each student the pages in
+        ``feedback/<student>/<assignment>/<notebook>.html``, beside the
+        submission's ``timestamp.txt`` and ``submission_secret.txt`` (which name
+        the page in the exchange): the course's own page goes there, under each
+        notebook's name, for students who handed in through the exchange (only
+        they have a secret). A dry run keeps nothing in the course.
+        """
+        if self.autograded is not None or not page.is_file():
+            return
+        a = self.assignment
+        graded = a.folder("autograded_directory", student_id)
+        secret = read_bounded(graded / "submission_secret.txt")
+        stamp = read_bounded(graded / "timestamp.txt")
+        if secret is None or stamp is None:
+            return
+        folder = a.folder("feedback_directory", student_id)
+        html = page.read_bytes()
+        for stem in a.stems:  # readable as nbgrader's own pages are: the exchange copies the mode
+            write_atomic(folder / f"{stem}.html", html, RELEASED)
+        write_atomic(folder / "timestamp.txt", stamp)
+        write_atomic(folder / "submission_secret.txt", secret)
 
     def _keep_exchange_files(self, student_id: str, timestamp: datetime | None) -> None:
         """Put beside the graded notebooks what nbgrader's way back to students reads.

@@ -65,7 +65,7 @@ def _cluster(folder, workers, threads):
                 subprocess.Popen(
                     [DASK, "worker", address, "--nworkers", "1", "--nthreads", str(threads),
                      "--no-dashboard", "--name", f"w{number}",
-                     "--preload", str(lab.ROOT / "tests" / "dask_faults.py")],
+                     "--preload", str(lab.ROOT / "tests" / "lab" / "dask_faults.py")],
                     env=env, stdout=worker_log, stderr=worker_log, start_new_session=True,
                 )
             )  # fmt: skip

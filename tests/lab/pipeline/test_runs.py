@@ -272,8 +272,8 @@ def test_feedback_goes_back_through_nbgrader(small_class):
 
     ``submitted/<student>/<assignment>/`` holds the notebook, ``timestamp.txt``
     and ``submission_secret.txt``, as collect leaves them. After grading that
-    folder, stock ``generate_feedback`` and ``release_feedback`` must work: they
-    read both files beside the graded notebook, as nbgrader's autograde leaves them.
+    folder, ``release_feedback`` releases the course's own pages (it reads both
+    files beside them); stock ``generate_feedback`` still works when asked for.
     """
     course_dir, subs, base = small_class
     for student in ("ada", "ben"):
@@ -293,17 +293,30 @@ def test_feedback_goes_back_through_nbgrader(small_class):
         assert (graded / "submission_secret.txt").read_text() == f"secret-of-{student}"
     exchange = base / "exchange"
     exchange.mkdir()
-    for command in ("generate_feedback", "release_feedback"):
+
+    def nbgrader(command: str, *extra: str) -> list[str]:
+        """Run ``nbgrader COMMAND`` on the course; the text of each page in the exchange."""
         ran = subprocess.run(
             [sys.executable, "-m", "nbgrader", command, lab.ASSIGNMENT.id,
-             f"--Exchange.root={exchange}"],
+             f"--Exchange.root={exchange}", *extra],
             cwd=course_dir, capture_output=True, text=True, env=tool_environment(), timeout=300,
         )  # fmt: skip
         assert ran.returncode == 0, f"nbgrader {command}: {ran.stderr[-2000:]}"
-    released = sorted(exchange.rglob("*.html"))
-    assert len(released) == 2, released  # one page per student, named by nbgrader's hash
-    text = released[0].read_text()
-    assert "BEGIN HIDDEN TESTS" not in text and "BEGIN SOLUTION" not in text
+        return [page.read_text() for page in sorted(exchange.rglob("*.html"))]
+
+    # What students fetch is the course's own page, with its per-answer summary...
+    released = nbgrader("release_feedback")
+    assert len(released) == 2  # one page per student, named by nbgrader's hash
+    assert all('class="lab-summary' in text for text in released)
+    assert not any("BEGIN HIDDEN TESTS" in text or "BEGIN SOLUTION" in text for text in released)
+    # ...stock's only when the instructor asks for it, and the next grade run puts it back.
+    nbgrader("generate_feedback")  # finds the course's pages there: leaves them be
+    assert all('class="lab-summary' in text for text in nbgrader("release_feedback"))
+    nbgrader("generate_feedback", "--force")
+    assert not any('class="lab-summary' in text for text in nbgrader("release_feedback"))
+    again = lab.grade_command(course_dir / "submitted", course_dir, base / "grades")
+    assert again.returncode == 0, again.stderr
+    assert all('class="lab-summary' in text for text in nbgrader("release_feedback"))
 
 
 def test_a_rubric_change_regrades_and_every_output_agrees(small_class):
