@@ -9,7 +9,7 @@ PY     := $(VENV)/bin/python
 help:
 	@awk '/^## /{doc=substr($$0, 4); next} /^[a-z-]+:/{if (doc) printf "  make %-12s %s\n", substr($$1, 1, length($$1)-1), doc; doc=""}' $(MAKEFILE_LIST)
 
-## Create .venv with the pinned packages, JupyterHub's proxy (npm), and bubblewrap, chromium, npm (as root, with apt).
+## Create .venv with the pinned packages, JupyterHub's proxy and axe-core (npm), and bubblewrap, chromium, npm (as root, with apt).
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml constraints.txt
@@ -30,9 +30,10 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 				>> $(VENV)/setup.log 2>&1 || { cat $(VENV)/setup.log; exit 1; }; \
 		else echo "WARNING: install$$missing (apt-get install$$missing): bubblewrap sandboxes student code, chromium runs the page tests"; fi; \
 	fi
-	@# JupyterHub's proxy, from npm, beside the environment (hub/jupyterhub_config.py finds it).
+	@# From npm, beside the environment: JupyterHub's proxy (hub/jupyterhub_config.py finds it),
+	@# and axe-core, which the accessibility tests run in Chromium.
 	@mkdir -p $(VENV)/node && cd $(VENV)/node && \
-		npm install --silent --no-audit --no-fund configurable-http-proxy@5.3.0 \
+		npm install --silent --no-audit --no-fund configurable-http-proxy@5.3.0 axe-core@4.10.3 \
 		>> ../setup.log 2>&1 || { cat ../setup.log; exit 1; }
 	@touch $@
 
