@@ -20,7 +20,7 @@ from autograder import __version__, startup
 from autograder.pipeline import grade
 from autograder.pipeline.errors import UserError
 from autograder.pipeline.lms import canvas, moodle
-from autograder.tools import check, extend, generate, golden, gradescope
+from autograder.tools import check, extend, generate, golden, gradescope, remove
 
 _log = logging.getLogger(__name__)
 
@@ -200,6 +200,20 @@ def parser() -> argparse.ArgumentParser:
     )
     _common(extending)
     extending.set_defaults(run=extend.extend, positional=["student"])
+    removing = commands.add_parser(
+        "remove",
+        help="take a student out of an assignment: gradebook, records, folders (kept aside)",
+        description="Remove a student's submission from the gradebook and the grader's records; "
+        "move their folders into removed/, so no later run grades them again.",
+    )
+    removing.add_argument("student", help="the student's id, as in grades.csv")
+    out = default(remove.remove, "out")
+    removing.add_argument("--out", default=out, help=f"the grading run's folder ({out})")
+    removing.add_argument(
+        "--dry-run", action="store_true", help="say what would go; change nothing"
+    )
+    _common(removing)
+    removing.set_defaults(run=remove.remove, positional=["student"])
     packing = commands.add_parser(
         "gradescope",
         help="build autograder.zip for Gradescope",

@@ -1,9 +1,11 @@
-"""Does an extension a TA grants reach the late penalty, grades.csv, the page and the export?
+"""A TA's commands on a course with a due date: extensions, hand-in times, removal.
 
 A toy course with a due date and nbgrader's "zero" rule (late work scores 0):
-one student handed in a day late. ``extend`` is run as a TA types it, first
-with ``--dry-run`` (nothing written), then for real; the next ``grade`` run
-regrades no one and brings every output up to date; ``--remove`` takes it back.
+ada handed in a day late, ben in time. Each command is run as a TA types it:
+``extend`` (with ``--dry-run``, for real, ``--remove``) reaching the late
+penalty, ``grades.csv``, the page and ``nbgrader export`` on the next run;
+``grade --times`` for an LMS download that carries no hand-in time; the due
+date told to students; ``remove`` taking a student out for good.
 """
 
 import shutil
@@ -189,3 +191,36 @@ def test_a_times_file_of_no_known_kind_is_one_line(template, tmp_path, capsys):
     assert cli.main([*argv, "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert "not a Moodle grading worksheet" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_student_removed_stays_removed(late_class):
+    """Removed: out of the gradebook, the CSV, the pages and the export; kept aside; and the
+    next run on ``submitted/`` does not bring them back?"""
+    course, subs = late_class
+    graded = autograder(course, "grade", str(subs), "--jobs", "1")
+    assert graded.returncode == 0, graded.stderr
+    assert (course / "submitted" / "ada" / ID / "toy.ipynb").is_file()
+
+    tried = autograder(course, "remove", "ada", "--dry-run")
+    assert tried.returncode == 0 and "would remove: gradebook" in tried.stdout, tried.stdout
+    assert set(_rows(course)) == {"ada", "ben"}
+
+    done = autograder(course, "remove", "ada")
+    assert done.returncode == 0, done.stderr
+    assert set(_rows(course)) == {"ben"}
+    assert not (course / "grades" / "feedback" / "ada.html").exists()
+    assert not (course / "submitted" / "ada").exists() or not any(
+        (course / "submitted" / "ada").iterdir()
+    )
+    assert list((course / "removed" / "ada" / ID).glob("*/submitted/toy.ipynb"))
+    again = autograder(course, "grade", str(course / "submitted"), "--jobs", "1")
+    assert again.returncode == 0, again.stderr
+    assert set(_rows(course)) == {"ben"}
+    exported = subprocess.run(
+        [sys.executable, "-m", "nbgrader", "export", "--to", "export.csv"],
+        cwd=course, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert exported.returncode == 0, exported.stderr
+    assert {r["student_id"] for r in results.read_csv(course / "export.csv")} == {"ben"}
+    missing = autograder(course, "remove", "ada")
+    assert missing.returncode == 2 and "nowhere" in missing.stderr

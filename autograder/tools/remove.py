@@ -1,0 +1,124 @@
+"""``python -m autograder remove STUDENT``: take a student out of an assignment, for good.
+
+A student graded once stays in nbgrader's gradebook (and its exports) until
+removed; nbgrader's ``nbgrader db student remove`` clears the gradebook but not
+the course's folders, from which the next run on ``submitted/`` would grade
+them again. This removes the student's submission of the assignment from the
+gradebook (and the student, if it was their only one), the grader's record of
+them (the ledger the exports read, the rerun state, the row and the page in
+``--out``), and moves their ``submitted/``, ``autograded/`` and ``feedback/``
+folders of the assignment into ``removed/<student>/<assignment>/``: kept, out of
+every folder nbgrader or the grader reads. ``--dry-run`` says what it would do.
+"""
+
+from __future__ import annotations
+
+import csv
+import logging
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+from nbgrader.api import Gradebook, MissingEntry
+
+from autograder.pipeline import results
+from autograder.pipeline.course.assignment import Assignment, find_assignment
+from autograder.pipeline.course.gradebook import database_file
+from autograder.pipeline.errors import UserError
+from autograder.pipeline.files import write_atomic
+
+_log = logging.getLogger(__name__)
+
+REMOVED = "removed"  #: in the course folder: what was taken out, kept
+
+
+def remove(
+    student: str,
+    *,
+    out: Path | str = results.ClassFolder.DEFAULT,
+    dry_run: bool = False,
+    assignment: str | None = None,
+    course: Path | str | None = None,
+) -> int:
+    """Take ``student`` out of the assignment (see the module); the exit status.
+
+    out: the grading run's output folder whose row and page go too.
+    """
+    chosen = find_assignment(course, assignment)
+    done = [
+        *_from_gradebook(chosen, student, dry_run),
+        *_move_folders(chosen, student, dry_run),
+        *_forget(chosen, results.ClassFolder(Path(out).resolve()), student, dry_run),
+    ]
+    if not done:
+        raise UserError(
+            f"{student} is nowhere in {chosen.id}: not in the gradebook, the course's folders "
+            f"or {Path(out)}"
+        )
+    verb = "would remove" if dry_run else "removed"
+    for line in done:
+        _log.info(f"{verb}: {line}")
+    if dry_run:
+        _log.info("dry run: nothing changed")
+    return 0
+
+
+def _from_gradebook(chosen: Assignment, student: str, dry_run: bool) -> list[str]:
+    """The student's submission, and the student if it was their only one."""
+    db_url = str(chosen.coursedir.db_url)
+    database = database_file(db_url)
+    if database is not None and not database.is_file():
+        return []
+    with Gradebook(db_url) as gb:
+        try:
+            gb.find_submission(chosen.id, student)
+        except MissingEntry:
+            return []
+        other = [s for s in gb.find_student(student).submissions if s.assignment.name != chosen.id]
+        done = [f"gradebook: {student}'s submission of {chosen.id}"]
+        if not other:
+            done.append(f"gradebook: the student {student} (no other submission)")
+        if not dry_run:
+            gb.remove_submission(chosen.id, student)
+            if not other:
+                gb.remove_student(student)
+    return done
+
+
+def _move_folders(chosen: Assignment, student: str, dry_run: bool) -> list[str]:
+    """The student's folders of the assignment, moved under ``removed/``: kept, never read."""
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    kept = chosen.root / REMOVED / student / chosen.id / stamp
+    done = []
+    for step in ("submitted_directory", "autograded_directory", "feedback_directory"):
+        where = chosen.folder(step, student)  # <step's folder>/<student>/<assignment>
+        if where.is_dir():
+            done.append(
+                f"{where.relative_to(chosen.root)} (moved to {kept.relative_to(chosen.root)})"
+            )
+            if not dry_run:
+                kept.mkdir(parents=True, exist_ok=True)
+                shutil.move(str(where), kept / where.parent.parent.name)
+    return done
+
+
+def _forget(chosen: Assignment, out: results.ClassFolder, student: str, dry_run: bool) -> list[str]:
+    """The grader's record of the student: the exports' ledger, rerun state, page and row."""
+    done = []
+    for path in (
+        results.ledger(chosen).folder / f"{student}.json",
+        out.state.folder / f"{student}.json",
+        out.page(student),
+    ):
+        if path.is_file():
+            done.append(str(path))
+            if not dry_run:
+                path.unlink()
+    if out.csv.is_file():
+        lines = out.csv.read_text().splitlines(keepends=True)
+        kept = [line for line in lines if next(csv.reader([line]), [""])[0] != student]
+        if len(kept) < len(lines):
+            done.append(f"{student}'s row of {out.csv}")
+            if not dry_run:
+                write_atomic(out.csv, "".join(kept))
+    return done
