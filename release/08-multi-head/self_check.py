@@ -166,6 +166,19 @@ def fix_for(message: str, helpers: Path | None = None) -> str:
 NOT_DONE_YET = "not done yet: it should pass once that is"  #: ends a consequence's line
 
 
+def _heading(cell: Any) -> str | None:
+    """The last heading of a Markdown cell (``## Step 3 · Glue``), or None."""
+    if cell.get("cell_type") != "markdown":
+        return None
+    found = [line.lstrip("#").strip() for line in cell.source.splitlines() if line.startswith("#")]
+    return found[-1] if found else None
+
+
+def _answer_functions(stubs: dict[str, str]) -> list[str]:
+    """The functions the answer cells define (``def concat_heads(...)`` in a stub)."""
+    return [name for stub in stubs.values() for name in re.findall(r"^def (\w+)\(", stub, re.M)]
+
+
 def broken_cells(
     executed: Any,
     stubs: dict[str, str],
@@ -174,13 +187,19 @@ def broken_cells(
 ) -> list[str]:
     """A line for each cell outside the answers and tests that raised an error, in order.
 
-    results: the answers' verdicts (:func:`verdicts`). A cell after an answer that
-    is not done is likely to fail because of it: its line says so, ending with
-    :data:`NOT_DONE_YET`, and it is not what the student must fix first.
+    Each names the cell as a student finds it: by the section heading above it
+    (Jupyter shows no cell numbers), and by the answers it calls, which are
+    what to check first. results: the answers' verdicts (:func:`verdicts`). A
+    cell after an answer that is not done is likely to fail because of it: its
+    line says so, ending with :data:`NOT_DONE_YET`, and it is not what the
+    student must fix first.
     """
     found = []
     unfinished = None  # the first answer above that is not done
-    for number, cell in enumerate(executed.cells, 1):
+    heading = "the top of the notebook"
+    functions = _answer_functions(stubs)
+    for cell in executed.cells:
+        heading = _heading(cell) or heading
         meta = _meta(cell)
         grade_id = meta.get("grade_id")
         if grade_id in stubs:
@@ -191,11 +210,15 @@ def broken_cells(
             continue
         message = _error(cell)
         if message:
-            where = f"cell {number}" + (f" ({grade_id})" if grade_id else "")
+            where = f'the cell under "{heading}"' + (f" ({grade_id})" if grade_id else "")
             if unfinished is not None:
                 found.append(f"{where} fails: {message}; after {unfinished}, {NOT_DONE_YET}")
                 continue
+            calls = [f for f in functions if re.search(rf"\b{re.escape(f)}\s*\(", cell.source)]
             fix = fix_for(message, helpers)
+            if not fix and calls:
+                them = "they return" if len(calls) > 1 else "it returns"
+                fix = f"it calls your {', '.join(calls)}: check what {them} first"
             found.append(f"{where} fails: {message}" + (f": {fix}" if fix else ""))
     return found
 
