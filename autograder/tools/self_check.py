@@ -158,7 +158,7 @@ def _heading(cell: Any) -> str | None:
 
 
 def _answer_functions(stubs: dict[str, str]) -> list[str]:
-    """The functions the answer cells define (``def concat_heads(...)`` in a stub)."""
+    """The functions the answer cells define (``def mean(values):`` in a stub)."""
     return [name for stub in stubs.values() for name in re.findall(r"^def (\w+)\(", stub, re.M)]
 
 
