@@ -15,13 +15,13 @@ import tempfile
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.api import MissingEntry
 from nbgrader.utils import parse_utc
 
 from autograder.pipeline import results
 from autograder.pipeline.course import extensions
 from autograder.pipeline.course.assignment import Assignment, find_assignment
-from autograder.pipeline.course.gradebook import database_file, ensure_gradebook
+from autograder.pipeline.course.gradebook import ensure_gradebook, existing
 from autograder.pipeline.errors import UserError
 from autograder.pipeline.files import write_atomic
 from autograder.pipeline.recording import dry_run_gradebook
@@ -101,10 +101,9 @@ Lateness = tuple[float, datetime | None, datetime | None]
 def _handed_in(db_url: str, assignment: Assignment, student: str) -> Lateness | None:
     """``(late penalty, handed in, the student's due date)`` as the gradebook holds them;
     None when the student has no submission there."""
-    database = database_file(db_url)
-    if database is not None and not database.exists():
-        return None
-    with Gradebook(db_url) as gb:
+    with existing(db_url) as gb:
+        if gb is None:
+            return None
         try:
             submission = gb.find_submission(assignment.id, student)
         except MissingEntry:

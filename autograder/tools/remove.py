@@ -19,11 +19,11 @@ import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
-from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.api import MissingEntry
 
 from autograder.pipeline import results
 from autograder.pipeline.course.assignment import Assignment, find_assignment
-from autograder.pipeline.course.gradebook import database_file
+from autograder.pipeline.course.gradebook import course_url, existing
 from autograder.pipeline.errors import UserError
 from autograder.pipeline.files import write_atomic
 
@@ -65,11 +65,9 @@ def remove(
 
 def _from_gradebook(chosen: Assignment, student: str, dry_run: bool) -> list[str]:
     """The student's submission, and the student if it was their only one."""
-    db_url = str(chosen.coursedir.db_url)
-    database = database_file(db_url)
-    if database is not None and not database.is_file():
-        return []
-    with Gradebook(db_url) as gb:
+    with existing(course_url(chosen)) as gb:
+        if gb is None:
+            return []
         try:
             gb.find_submission(chosen.id, student)
         except MissingEntry:

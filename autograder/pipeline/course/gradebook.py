@@ -9,7 +9,9 @@ one for a dry run) and by each Dask worker (a scratch one of its own).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
@@ -94,16 +96,29 @@ def has_assignment(db_url: str, assignment: Assignment) -> bool:
         return names == set(assignment.stems)
 
 
+@contextlib.contextmanager
+def existing(db_url: str) -> Iterator[Gradebook | None]:
+    """The gradebook at ``db_url`` if there is one (None if its SQLite file is not there):
+    for reading, since opening a gradebook creates it."""
+    database = database_file(db_url)
+    if database is not None and not database.is_file():
+        yield None
+        return
+    with Gradebook(db_url) as gb:
+        yield gb
+
+
+def course_url(assignment: Assignment) -> str:
+    """The course's gradebook URL, as its config gives it."""
+    return str(course_directory(assignment.root, assignment.config).db_url)
+
+
 def due_date(assignment: Assignment) -> datetime | None:
     """The assignment's due date (UTC) as the course's gradebook holds it; None if it has
     none, or there is no gradebook yet. Read only: nothing is created."""
-    db_url = str(course_directory(assignment.root, assignment.config).db_url)
-    database = database_file(db_url)
-    if database is not None and not database.is_file():
-        return None
-    with Gradebook(db_url) as gb:
+    with existing(course_url(assignment)) as gb:
         try:
-            return gb.find_assignment(assignment.id).duedate
+            return gb.find_assignment(assignment.id).duedate if gb else None
         except MissingEntry:
             return None
 
@@ -111,13 +126,9 @@ def due_date(assignment: Assignment) -> datetime | None:
 def hand_in_times(assignment: Assignment) -> dict[str, datetime]:
     """``{student_id: when they handed in}`` for every submission of ``assignment`` whose
     time the course's gradebook holds (none if there is no gradebook yet)."""
-    db_url = str(course_directory(assignment.root, assignment.config).db_url)
-    database = database_file(db_url)
-    if database is not None and not database.is_file():
-        return {}
-    with Gradebook(db_url) as gb:
+    with existing(course_url(assignment)) as gb:
         try:
-            submissions = gb.find_assignment(assignment.id).submissions
+            submissions = gb.find_assignment(assignment.id).submissions if gb else []
         except MissingEntry:
             return {}
         return {s.student.id: s.timestamp for s in submissions if s.timestamp is not None}

@@ -399,16 +399,12 @@ def _one_each(found: list[Submission]) -> list[Submission]:
 
 @dataclass
 class _File:
-    student_id: str
+    who: Identity  # whose file, as the LMS names them
     notebook: str
     data: OnDisk  # this one file, under its notebook's name
     origin: str
     modified: datetime
-    version: int
     why: str
-    lms_id: str = ""
-    name: str = ""
-    late: bool = False
 
 
 def _warn_shared(files: list[_File]) -> None:
@@ -416,9 +412,11 @@ def _warn_shared(files: list[_File]) -> None:
     names: dict[str, set[str]] = {}
     keys: dict[str, set[str]] = {}
     for item in files:
-        if item.lms_id:
-            names.setdefault(slug(item.name or item.student_id), set()).add(item.student_id)
-            keys.setdefault(item.lms_id, set()).add(item.student_id)
+        if item.who.lms_id:
+            names.setdefault(slug(item.who.name or item.who.student_id), set()).add(
+                item.who.student_id
+            )
+            keys.setdefault(item.who.lms_id, set()).add(item.who.student_id)
     said = (
         (names, "{n} students are called {what}: {ids}; graded apart, each by the LMS's own id"),
         (keys, "LMS id {what} is claimed by {ids}: check these files; the exports write neither"),
@@ -437,12 +435,12 @@ def _combine(found: list[_File]) -> list[Submission]:
     named in warnings: two people are never merged, nor one silently dropped.
     """
     chosen: dict[tuple[str, str], _File] = {}
-    for item in sorted(found, key=lambda f: (f.modified, f.version)):
-        key = (item.student_id, item.notebook)
+    for item in sorted(found, key=lambda f: (f.modified, f.who.version)):
+        key = (item.who.student_id, item.notebook)
         earlier = chosen.get(key)
         if earlier is not None:
             _log.warning(
-                f"warning: {item.student_id}: two files for {item.notebook}, {earlier.origin} "
+                f"warning: {item.who.student_id}: two files for {item.notebook}, {earlier.origin} "
                 f"and {item.origin}; grading the newer, {item.origin}"
             )
         chosen[key] = item
@@ -450,13 +448,14 @@ def _combine(found: list[_File]) -> list[Submission]:
     students: dict[str, Submission] = {}
     for (student_id, notebook), item in sorted(chosen.items()):
         sub = students.setdefault(
-            student_id, Submission(student_id, OnDisk(), item.origin, item.modified, item.version)
+            student_id,
+            Submission(student_id, OnDisk(), item.origin, item.modified, item.who.version),
         )
         assert isinstance(sub.files, OnDisk)
         sub.files.take(notebook, item.data)
-        sub.lms_id = sub.lms_id or item.lms_id
-        sub.name = sub.name or item.name
-        sub.marked_late = sub.marked_late or item.late
+        sub.lms_id = sub.lms_id or item.who.lms_id
+        sub.name = sub.name or item.who.name
+        sub.marked_late = sub.marked_late or item.who.late
         if item.why:
             sub.unreadable[notebook] = item.why
         sub.modified = max(sub.modified, item.modified)
@@ -499,20 +498,8 @@ def from_folder(
         who, notebook = known
         modified = datetime.fromtimestamp(path.stat().st_mtime)
         data, why = _read(path)
-        found.append(
-            _File(
-                who.student_id,
-                notebook,
-                _one_file(notebook, FileRef(str(path)), data, why),
-                relative,
-                modified,
-                who.version,
-                why,
-                who.lms_id,
-                who.name,
-                who.late,
-            )
-        )
+        read = _one_file(notebook, FileRef(str(path)), data, why)
+        found.append(_File(who, notebook, read, relative, modified, why))
     return _combine(found)
 
 
@@ -641,21 +628,9 @@ def _from_archive(
             with archive.open(info) as member:
                 data, why = member.read(MAX_FILE + 1)[:MAX_FILE], ""
         stamp = datetime(*info.date_time)
+        member_at = FileRef(os.path.abspath(str(archive.filename)), name)
         found.append(
-            _File(
-                who.student_id,
-                notebook,
-                _one_file(
-                    notebook, FileRef(os.path.abspath(str(archive.filename)), name), data, why
-                ),
-                name,
-                stamp,
-                who.version,
-                why,
-                who.lms_id,
-                who.name,
-                who.late,
-            )
+            _File(who, notebook, _one_file(notebook, member_at, data, why), name, stamp, why)
         )
     return _combine(found)
 
