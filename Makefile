@@ -2,8 +2,12 @@
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
+# The users' environment on the course's hub: what students' servers run, built from a Python
+# outside every home folder (pyenv, conda and uv keep theirs in the instructor's home).
+HUB_ENV    ?= /opt/tiny-gpt-08/hub-env
+HUB_PYTHON ?= /usr/bin/python3
 
-.PHONY: help setup grade hub test test-fast lint docs generate golden format bench bench-scale constraints clean
+.PHONY: help setup grade hub hub-env test test-fast lint docs generate golden format bench bench-scale constraints clean
 
 ## List the commands.
 help:
@@ -38,8 +42,21 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	@touch $@
 
 ## Start the course's JupyterHub on 127.0.0.1:8000, as root (students log in as Linux users).
-hub: setup
-	$(VENV)/bin/jupyterhub -f hub/jupyterhub_config.py
+hub: setup hub-env
+	HUB_ENV=$(HUB_ENV) $(VENV)/bin/jupyterhub -f hub/jupyterhub_config.py
+
+## Build the users' environment $(HUB_ENV) from $(HUB_PYTHON): what students' servers run.
+hub-env: $(HUB_ENV)/.installed
+
+$(HUB_ENV)/.installed: hub/users.txt hub/constraints.txt hub/student/nbgrader_config.py
+	@echo "building the users' environment $(HUB_ENV) from $(HUB_PYTHON) (pip's words go to $(HUB_ENV)/setup.log)"
+	@umask 022 && mkdir -p $(HUB_ENV) && $(HUB_PYTHON) -m venv $(HUB_ENV) \
+		&& $(HUB_ENV)/bin/python -m pip install --quiet --upgrade pip > $(HUB_ENV)/setup.log 2>&1 \
+		&& $(HUB_ENV)/bin/python -m pip install --quiet --requirement hub/users.txt \
+			--constraint hub/constraints.txt >> $(HUB_ENV)/setup.log 2>&1 \
+		&& install -m 644 -D hub/student/nbgrader_config.py $(HUB_ENV)/etc/jupyter/nbgrader_config.py \
+		|| { cat $(HUB_ENV)/setup.log; exit 1; }
+	@touch $@
 
 ## Grade the bundled sample class and print the results (a dry run: the gradebook keeps none of it).
 grade: setup
@@ -95,6 +112,11 @@ bench-scale: setup
 constraints: setup
 	{ sed -n '1,2p' constraints.txt; $(PY) -m pip freeze --exclude-editable; } > constraints.tmp
 	mv constraints.tmp constraints.txt
+	rm -rf constraints.env && $(HUB_PYTHON) -m venv constraints.env
+	constraints.env/bin/python -m pip install --quiet --upgrade pip
+	constraints.env/bin/python -m pip install --quiet --requirement hub/users.txt
+	{ sed -n '1,3p' hub/constraints.txt; constraints.env/bin/python -m pip freeze; } > constraints.tmp
+	mv constraints.tmp hub/constraints.txt && rm -rf constraints.env
 
 ## Remove the environment and the sample run's grades/ (never the gradebook or students' work).
 clean:

@@ -96,6 +96,17 @@ def _grade_parser(commands: Any) -> None:
     parser.set_defaults(run=run, positional=["submissions"])
 
 
+def _class_folder(parser: argparse.ArgumentParser, export: Callable[..., int]) -> None:
+    """``--grades DIR``: the class an export writes (the grade run's ``--out``)."""
+    folder = default(export, "grades")
+    parser.add_argument(
+        "--grades",
+        metavar="DIR",
+        default=folder,
+        help=f"the grade run's --out: its students are the class exported ({folder})",
+    )
+
+
 def _export_parsers(commands: Any) -> None:
     top = commands.add_parser(
         "export",
@@ -114,6 +125,7 @@ def _export_parsers(commands: Any) -> None:
     )
     out = default(canvas.export, "out")
     to_canvas.add_argument("--out", default=out, help=f"the CSV to import ({out})")
+    _class_folder(to_canvas, canvas.export)
     to_canvas.add_argument(
         "--final",
         action="store_true",
@@ -127,9 +139,12 @@ def _export_parsers(commands: Any) -> None:
         description="Fill Moodle's offline grading worksheet; zip the feedback pages for upload.",
     )
     to_moodle.add_argument("--worksheet", required=True, help="the worksheet Moodle exported")
-    out, pages = default(moodle.export, "out"), default(moodle.export, "feedback")
+    out = default(moodle.export, "out")
     to_moodle.add_argument("--out", default=out, help=f"the CSV to upload ({out})")
-    to_moodle.add_argument("--feedback", default=pages, help=f"the feedback pages ({pages})")
+    _class_folder(to_moodle, moodle.export)
+    to_moodle.add_argument(
+        "--feedback", help="the feedback pages (default: the class's own, DIR/feedback)"
+    )
     to_moodle.add_argument(
         "--match-names",
         action="store_true",

@@ -2,9 +2,13 @@
 
 ``make hub`` starts it on 127.0.0.1 (port 8000, or ``HUB_PORT``) for a trial on
 this machine; run it as root, since the hub starts each user's server as that
-user. Users log in with their Linux password (PAM). Each user's JupyterLab has
-nbgrader's *Assignments* tab, set up by ``hub/student/nbgrader_config.py``: the
-course id and the exchange, both read here from the course's settings
+user. Users log in with their Linux password (PAM). Each user's server runs from
+the users' environment (``HUB_ENV``, which ``make hub-env`` builds outside every
+home and course folder: students run it without reading the instructor's
+course); the hub refuses to start if another user could not run it. Its
+JupyterLab has nbgrader's *Assignments* tab, set up by
+``hub/student/nbgrader_config.py`` (copied into that environment): the course id
+and the exchange, both read here from the course's settings
 (``course_config.py``; ``NBGRADER_COURSE`` names another course folder). The
 exchange must be a folder students can reach (``NBGRADER_EXCHANGE``, as
 docs/instructors.md says: ``/srv/nbgrader/exchange`` made with ``chmod ugo+rw``).
@@ -13,12 +17,13 @@ docs/instructors.md.
 """
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 COURSE = Path(os.environ.get("NBGRADER_COURSE", HERE.parent))
-ENV = Path(sys.prefix)  # the course's environment: every user's server runs from it
+ENV = Path(sys.prefix)  # the course's environment: the hub and its proxy run from it
 STATE = Path(os.environ.get("HUB_STATE", HERE.parent / ".hub"))
 STATE.mkdir(parents=True, exist_ok=True)
 
@@ -35,7 +40,6 @@ c.ConfigurableHTTPProxy.pid_file = str(STATE / "proxy.pid")
 c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{os.environ.get('HUB_PROXY_API_PORT', '8001')}"
 c.JupyterHub.authenticator_class = "pam"
 c.Authenticator.allow_all = True
-c.Spawner.cmd = [str(ENV / "bin" / "jupyterhub-singleuser")]
 c.Spawner.default_url = "/lab"
 c.Spawner.http_timeout = 120
 c.Spawner.start_timeout = 120
@@ -54,8 +58,38 @@ if EXCHANGE.resolve().is_relative_to(COURSE.resolve()):
         file=sys.stderr,
     )
 
+
+def why_students_cannot_run(users_env: Path) -> str | None:
+    """Why a student's server could not start from ``users_env`` (None when it can).
+
+    Run as a user with no rights of their own (``nobody``), as root can: a
+    folder on the way that only its owner may enter (a home folder, the course)
+    shows here, not as a 500 at a student's first login.
+    """
+    server = users_env / "bin" / "jupyterhub-singleuser"
+    if not server.is_file():
+        return f"it has no {server.name}: build it with `make hub-env HUB_ENV={users_env}`"
+    if users_env.resolve().is_relative_to(COURSE.resolve()):
+        return "it is inside the course folder, which students must not read"
+    if os.geteuid() != 0:
+        return None  # the hub can start no one else's server anyway
+    tried = subprocess.run(
+        ["runuser", "-u", "nobody", "--", str(users_env / "bin" / "python"), "-c",
+         "import jupyterhub, nbgrader"],
+        capture_output=True, text=True, timeout=120, cwd="/",
+    )  # fmt: skip
+    if tried.returncode != 0:
+        said = (tried.stderr.strip().splitlines() or ["no reason given"])[-1]
+        return f"another user cannot run it ({said}): build it with `make hub-env`"
+    return None
+
+
+USERS_ENV = Path(os.environ.get("HUB_ENV", "/opt/tiny-gpt-08/hub-env"))  # the Makefile's default
+problem = why_students_cannot_run(USERS_ENV)
+if problem:
+    sys.exit(f"error: the users' environment {USERS_ENV}: {problem}")
+c.Spawner.cmd = [str(USERS_ENV / "bin" / "jupyterhub-singleuser")]
 c.Spawner.environment = {
-    "JUPYTER_CONFIG_PATH": str(HERE / "student"),
     "NBGRADER_COURSE_ID": COURSE_ID,
     "NBGRADER_EXCHANGE": str(EXCHANGE),
 }

@@ -1,5 +1,8 @@
 """nbgrader's settings for every user's JupyterLab on the course's hub.
 
+``make hub-env`` copies this file into the users' environment
+(``$HUB_ENV/etc/jupyter/``), where each user's server finds it.
+
 The *Assignments* tab fetches from and submits to this exchange, for this course;
 the hub passes both in, as the course's settings give them (``hub/jupyterhub_config.py``
 reads them from course_config.py): nothing is declared here.

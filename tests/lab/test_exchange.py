@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -43,15 +44,24 @@ STUDENTS = {"nbx-ada": "correct/loops", "nbx-ben": "mistakes/concat_axis0"}  # u
 COURSE_ID = "tiny-gpt-08"  # course_config.py
 
 
-def _make_reachable(path: Path, changed: list[tuple[Path, int]]) -> None:
-    """Let every user pass through ``path``'s folders (not list them), as students must
-    to run the course's Python; the modes are put back after the test."""
-    path = path.resolve()
-    for folder in [path, *path.parents]:
-        mode = folder.stat().st_mode
-        if not mode & stat.S_IXOTH:
-            changed.append((folder, mode))
-            folder.chmod(mode | stat.S_IXOTH)
+@pytest.fixture(scope="session")
+def users_env() -> Iterator[Path]:
+    """The users' environment, built as ``make hub-env`` builds it, where every user reaches it.
+
+    Students run it (``nbgrader``, ``self_check.py``, the hub's servers) without
+    any folder of the instructor's made reachable: the course stays 700, and
+    the course's own Python (under ``/root`` with pyenv) stays the instructor's.
+    """
+    home = Path(tempfile.mkdtemp(prefix="nbx-users-"))  # in /tmp, outside every home
+    home.chmod(0o755)
+    env = home / "env"
+    built = subprocess.run(["make", "--no-print-directory", "hub-env", f"HUB_ENV={env}"],
+                           cwd=lab.ROOT, capture_output=True, text=True, timeout=900)  # fmt: skip
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    try:
+        yield env
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def _as(user: str, *command: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -60,7 +70,7 @@ def _as(user: str, *command: str, cwd: Path | None = None) -> subprocess.Complet
     env = {
         "HOME": str(home),
         "USER": user,
-        "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
+        "PATH": "/usr/bin:/bin",
         "LANG": "C.UTF-8",
     }
     return subprocess.run(
@@ -80,12 +90,13 @@ def _nbgrader(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 @pytest.fixture
 def shared_machine(new_course, tmp_path):
-    """``(course folder, exchange root)`` with the two students created; all removed after."""
+    """``(course folder, exchange root)`` with the two students created; all removed after.
+
+    The course is the instructor's (700); no folder of the instructor's is
+    opened to students, and the test checks that none was.
+    """
     assert os.geteuid() == 0, "this test creates Linux users: run the suite as root"
-    changed: list[tuple[Path, int]] = []
-    _make_reachable(Path(sys.prefix), changed)
-    _make_reachable(Path(sys.base_prefix), changed)
-    _make_reachable(lab.ROOT, changed)
+    instructors = {p: p.stat().st_mode for p in (Path.home(), Path(sys.base_prefix), lab.ROOT)}
     exchange = Path(tempfile.mkdtemp(prefix="nbx-exchange-"))  # in /tmp: everyone reaches it
     exchange.chmod(0o777)  # nbgrader's docs: `chmod ugo+rw` the exchange root
     new_course.chmod(0o700)  # the instructor's: no student may read it
@@ -101,8 +112,8 @@ def shared_machine(new_course, tmp_path):
             subprocess.run(["pkill", "-KILL", "-u", user], capture_output=True)
             subprocess.run(["userdel", "--remove", user], capture_output=True)
         shutil.rmtree(exchange, ignore_errors=True)
-        for folder, mode in reversed(changed):
-            folder.chmod(mode)
+    assert {p: p.stat().st_mode for p in instructors} == instructors
+    assert stat.S_IMODE(new_course.stat().st_mode) == 0o700
 
 
 def _answers(name: str, release_nb, solution_nb) -> str:
@@ -168,9 +179,12 @@ def _check_own_feedback(user: str, rows: dict[str, dict[str, str]]) -> None:
     assert "BEGIN HIDDEN TESTS" not in text and "BEGIN SOLUTION" not in text
 
 
-def test_a_class_goes_through_the_exchange_and_back(shared_machine, release_nb, solution_nb):
+def test_a_class_goes_through_the_exchange_and_back(
+    shared_machine, users_env, release_nb, solution_nb
+):
     """Release, fetch, self-check, submit (twice), collect, grade, feedback: each their own?"""
     course_dir, exchange = shared_machine
+    python = str(users_env / "bin" / "python")
     at = f"--Exchange.root={exchange}"
     lab_id = lab.ASSIGNMENT.id
     done = _nbgrader("release_assignment", lab_id, at, cwd=course_dir)
@@ -182,18 +196,18 @@ def test_a_class_goes_through_the_exchange_and_back(shared_machine, release_nb, 
             time.sleep(1.5)
             due = datetime.now(UTC)
             time.sleep(1.5)
-        fetched = _as(user, sys.executable, "-m", "nbgrader", "fetch_assignment", lab_id,
+        fetched = _as(user, python, "-m", "nbgrader", "fetch_assignment", lab_id,
                       f"--course={COURSE_ID}", at)  # fmt: skip
         assert fetched.returncode == 0, fetched.stderr
         if user == "nbx-ben":  # hands in the untouched release first, then the real one
-            first = _as(user, sys.executable, "-m", "nbgrader", "submit", lab_id,
+            first = _as(user, python, "-m", "nbgrader", "submit", lab_id,
                         f"--course={COURSE_ID}", at)  # fmt: skip
             assert first.returncode == 0, first.stderr
         _fill_in(user, _answers(answers, release_nb, solution_nb))
         home = Path(pwd.getpwnam(user).pw_dir)
-        check = _as(user, sys.executable, "self_check.py", cwd=home / lab_id)
+        check = _as(user, python, "self_check.py", cwd=home / lab_id)
         assert check.returncode == (0 if answers.startswith("correct/") else 1), check.stdout
-        submitted = _as(user, sys.executable, "-m", "nbgrader", "submit", lab_id,
+        submitted = _as(user, python, "-m", "nbgrader", "submit", lab_id,
                         f"--course={COURSE_ID}", at)  # fmt: skip
         assert submitted.returncode == 0, submitted.stderr
 
@@ -204,7 +218,7 @@ def test_a_class_goes_through_the_exchange_and_back(shared_machine, release_nb, 
 
     rows = _grade_and_release(course_dir, at, due)
     for user in STUDENTS:
-        fetched = _as(user, sys.executable, "-m", "nbgrader", "fetch_feedback", lab_id,
+        fetched = _as(user, python, "-m", "nbgrader", "fetch_feedback", lab_id,
                       f"--course={COURSE_ID}", at)  # fmt: skip
         assert fetched.returncode == 0, fetched.stderr
         _check_own_feedback(user, rows)

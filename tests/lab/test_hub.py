@@ -38,6 +38,7 @@ from .test_exchange import (  # noqa: F401 (shared_machine: a fixture)
     _grade_and_release,
     _nbgrader,
     shared_machine,
+    users_env,
 )
 
 pytestmark = [pytest.mark.slow, pytest.mark.users, pytest.mark.browser]
@@ -52,8 +53,31 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _start(env: dict[str, str], cwd: Path, log: Path) -> subprocess.Popen:
+    """The hub, as ``make hub`` starts it (``env`` names the users' environment)."""
+    with log.open("w") as out:
+        return subprocess.Popen(
+            [str(Path(sys.executable).with_name("jupyterhub")), "-f", str(HUB_CONFIG)],
+            cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+
+
+def test_the_hub_refuses_an_environment_students_cannot_run(users_env, tmp_path):  # noqa: F811
+    """Reached only through a folder of the instructor's (700), it is named before any login."""
+    private = tmp_path / "instructor"
+    private.mkdir(mode=0o700)
+    (private / "env").symlink_to(users_env)
+    env = {**os.environ, "HUB_ENV": str(private / "env"), "HUB_STATE": str(tmp_path / "hub"),
+           "HUB_PORT": str(_free_port()), "HUB_API_PORT": str(_free_port()),
+           "HUB_PROXY_API_PORT": str(_free_port())}  # fmt: skip
+    process = _start(env, tmp_path, tmp_path / "hub.log")
+    assert process.wait(timeout=120) != 0
+    said = (tmp_path / "hub.log").read_text()
+    assert f"the users' environment {private / 'env'}: another user cannot run it" in said, said
+
+
 @pytest.fixture
-def hub(shared_machine, tmp_path):  # noqa: F811 (the fixture imported above)
+def hub(shared_machine, users_env, tmp_path):  # noqa: F811 (the fixtures imported above)
     """``(URL, passwords, course, exchange)``: the course's hub running, students able to log in."""
     course_dir, exchange = shared_machine
     passwords = {user: f"pw-{user}-{os.getpid()}" for user in STUDENTS}
@@ -70,12 +94,9 @@ def hub(shared_machine, tmp_path):  # noqa: F811 (the fixture imported above)
         "HUB_STATE": str(tmp_path / "hub"),
         "NBGRADER_EXCHANGE": str(exchange),
         "NBGRADER_COURSE": str(course_dir),
+        "HUB_ENV": str(users_env),
     }
-    log = (tmp_path / "hub.log").open("w")
-    process = subprocess.Popen(
-        [str(Path(sys.executable).with_name("jupyterhub")), "-f", str(HUB_CONFIG)],
-        cwd=tmp_path, env=env, stdout=log, stderr=log, start_new_session=True,
-    )  # fmt: skip
+    process = _start(env, tmp_path, tmp_path / "hub.log")
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while True:
@@ -97,7 +118,6 @@ def hub(shared_machine, tmp_path):  # noqa: F811 (the fixture imported above)
             process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
-        log.close()
 
 
 def _log_in(tab: browser.Tab, url: str, user: str, password: str) -> None:
@@ -143,7 +163,7 @@ def _submit(tab: browser.Tab, times: int) -> None:
     tab.wait_for(listed, 60, f"submission {times} in the tab")
 
 
-def test_students_work_through_the_hub(hub, release_nb, solution_nb):
+def test_students_work_through_the_hub(hub, users_env, release_nb, solution_nb):  # noqa: F811
     """Fetch, fill in, submit in the tab; grade; fetch feedback in the tab: each their own?"""
     url, passwords, course_dir, exchange = hub
     lab_id = lab.ASSIGNMENT.id
@@ -171,7 +191,8 @@ def test_students_work_through_the_hub(hub, release_nb, solution_nb):
                     _submit(tab, times=1)
                 _fill_in(user, _answers(answers, release_nb, solution_nb))
                 home = Path(pwd.getpwnam(user).pw_dir)
-                check = _as(user, sys.executable, "self_check.py", cwd=home / lab_id)
+                check = _as(user, str(users_env / "bin" / "python"), "self_check.py",
+                            cwd=home / lab_id)  # fmt: skip
                 assert check.returncode == (0 if answers.startswith("correct/") else 1)
                 _submit(tab, times=2 if user == "nbx-ben" else 1)
                 tab.screenshot(SCREENSHOTS / f"{user}-submitted.png")

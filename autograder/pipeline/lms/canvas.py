@@ -26,6 +26,7 @@ from autograder.pipeline.lms.grades import (
     by_lms_id,
     final_or_refuse,
     lms_maximum,
+    of_class,
     points,
     read_csv,
     scaled,
@@ -154,18 +155,21 @@ def export(
     template: Path | str,
     column: str | None = None,
     out: Path | str = ClassFolder.DEFAULT / "canvas.csv",
+    grades: Path | str = ClassFolder.DEFAULT,
     final: bool = False,
     assignment: str | None = None,
     course: Path | str | None = None,
 ) -> int:
-    """Fill the Canvas gradebook ``template`` with this assignment's totals into ``out``.
+    """Fill the Canvas gradebook ``template`` with this class's totals into ``out``.
 
-    final: refuse (exit 2, nothing written) while any grade is not final.
+    grades: the grade run's ``--out``, whose students are the class
+    (:func:`~autograder.pipeline.lms.grades.of_class`). final: refuse (exit 2,
+    nothing written) while any grade is not final.
     """
     chosen = find_assignment(course, assignment)
-    grades = totals(chosen)
-    waiting = final_or_refuse(grades, final)
-    filled = write(Path(template), column, Path(out), chosen.id, grades)
-    filled.notes += waiting
+    totals_of, left_out = of_class(totals(chosen), Path(grades))
+    waiting = final_or_refuse(totals_of, final)
+    filled = write(Path(template), column, Path(out), chosen.id, totals_of)
+    filled.notes += left_out + waiting
     _log.info(filled.summary(Path(out)))
     return 0

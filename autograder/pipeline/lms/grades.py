@@ -24,7 +24,8 @@ from autograder.pipeline.course.assignment import Assignment
 from autograder.pipeline.course.gradebook import database_file
 from autograder.pipeline.errors import UserError
 from autograder.pipeline.files import write_atomic
-from autograder.pipeline.results import after_penalty, ledger
+from autograder.pipeline.results import ClassFolder, after_penalty, ledger
+from autograder.pipeline.results import read_csv as read_rows
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,30 @@ def totals(assignment: Assignment) -> dict[str, Total]:
             why = "; ".join(filter(None, [f"graded {status}", total.pending]))
             found[student_id] = replace(total, pending=why)
     return found
+
+
+def of_class(grades: dict[str, Total], folder: Path) -> tuple[dict[str, Total], list[str]]:
+    """``(totals, notes)``: the totals of the class graded into ``folder``, and what was left.
+
+    The gradebook keeps every student ever graded for the assignment (an id an
+    earlier run gave, a student since dropped); the class is the students of
+    ``folder``'s ``grades.csv`` (a ``grade`` run's ``--out``). The rest are
+    neither exported nor warned about one by one: one line counts them. Without
+    a ``grades.csv`` there, every graded student is the class, and a line says
+    where the export looked.
+    """
+    rows = ClassFolder(folder).csv
+    if not rows.is_file():
+        return grades, [f"no {rows} (the grade run's --out): exporting every graded student"]
+    listed = {row["student_id"] for row in read_rows(rows)}
+    others = sorted(set(grades) - listed)
+    notes = []
+    if others:
+        notes.append(
+            f"{len(others)} other student(s) in the gradebook, not in {rows}, were left out "
+            "(`python -m autograder remove ID` takes a student out of the gradebook)"
+        )
+    return {sid: total for sid, total in grades.items() if sid in listed}, notes
 
 
 def not_final(grades: dict[str, Total]) -> list[str]:

@@ -27,6 +27,7 @@ from autograder.pipeline.lms.grades import (
     by_lms_id,
     final_or_refuse,
     lms_maximum,
+    of_class,
     points,
     read_csv,
     scaled,
@@ -191,7 +192,8 @@ def export(
     *,
     worksheet: Path | str,
     out: Path | str = ClassFolder.DEFAULT / "moodle.csv",
-    feedback: Path | str = ClassFolder.DEFAULT / "feedback",
+    grades: Path | str = ClassFolder.DEFAULT,
+    feedback: Path | str | None = None,
     match_names: bool = False,
     final: bool = False,
     assignment: str | None = None,
@@ -199,20 +201,22 @@ def export(
 ) -> int:
     """Fill Moodle's grading ``worksheet`` into ``out``, feedback pages zipped beside it.
 
-    final: refuse (exit 2, nothing written) while any grade is not final.
+    grades: the grade run's ``--out``, whose students are the class
+    (:func:`~autograder.pipeline.lms.grades.of_class`) and whose pages are
+    zipped unless ``feedback`` names another folder. final: refuse (exit 2,
+    nothing written) while any grade is not final.
     """
     chosen = find_assignment(course, assignment)
     out = Path(out)
-    grades = totals(chosen)
-    waiting = final_or_refuse(grades, final)
-    filled, pages, zipped, missing = write(
-        Path(worksheet), out, Path(feedback), grades, match_names
-    )
-    filled.notes += waiting
+    feedback = Path(feedback) if feedback is not None else ClassFolder(Path(grades)).feedback
+    totals_of, left_out = of_class(totals(chosen), Path(grades))
+    waiting = final_or_refuse(totals_of, final)
+    filled, pages, zipped, missing = write(Path(worksheet), out, feedback, totals_of, match_names)
+    filled.notes += left_out + waiting
     _log.info(filled.summary(out))
     if not Path(feedback).is_dir():
         _log.warning(
-            f"no feedback pages in {feedback}: pass --feedback DIR/feedback, where DIR is "
+            f"no feedback pages in {feedback}: pass --grades DIR, where DIR is "
             "the grade run's --out (no row says a page is attached)"
         )
     _log.info(f"wrote {pages}: {zipped} feedback page(s) for Moodle's feedback upload")

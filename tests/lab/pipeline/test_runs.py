@@ -204,7 +204,7 @@ def _to_lms(course_dir, base):
         done = subprocess.run(
             [sys.executable, "-m", "autograder", "export", *args, "--course", str(course_dir),
              "--out", str(out)],
-            capture_output=True, text=True,
+            capture_output=True, text=True, cwd=base,  # where grades/ is, as a TA types it
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
         rows = results.read_csv(out)
@@ -390,7 +390,7 @@ def _export_canvas(course_dir, base, *extra):
     done = subprocess.run(
         [sys.executable, "-m", "autograder", "export", "canvas", "--template", str(template),
          "--course", str(course_dir), "--out", str(out), *extra],
-        capture_output=True, text=True,
+        capture_output=True, text=True, cwd=base,  # where grades/ is, as a TA types it
     )  # fmt: skip
     return done, out
 

@@ -6,6 +6,7 @@ graded once; a TA grades one written answer by hand before the export.
 """
 
 import csv
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -16,6 +17,8 @@ from nbgrader.api import Gradebook
 from autograder.pipeline.course.assignment import find_assignment, tool_environment
 from autograder.pipeline.lms import canvas, moodle
 from autograder.pipeline.lms.grades import Total
+
+from .. import lab
 
 pytestmark = pytest.mark.slow
 
@@ -69,7 +72,7 @@ def test_canvas_export_fills_the_assignment_column(graded, tmp_path):
     rows = _canvas_template(template)
     out = tmp_path / "canvas.csv"
     done = _autograder("export", "canvas", "--template", str(template), "--course",
-                       str(graded["course"]), "--out", str(out))  # fmt: skip
+                       str(graded["course"]), "--out", str(out), "--grades", str(graded["out"]))  # fmt: skip
     assert done.returncode == 0, done.stderr
     got = _read(out)
     column = rows[0].index("08-multi-head (4242)")
@@ -87,6 +90,42 @@ def test_canvas_export_fills_the_assignment_column(graded, tmp_path):
     assert "ada-1000" in unmatched and "ivan" not in unmatched  # every graded student named
 
 
+def test_an_export_speaks_of_this_class_only(graded, tmp_path):
+    """A student an earlier run left in the gradebook (ivan's old id): no warning, no clash?
+
+    The class is the grade run's (``--grades DIR``, its ``grades.csv``); the
+    gradebook's other students are counted in one line. Pointed at a folder
+    with no ``grades.csv``, the export says so and exports the whole gradebook.
+    """
+    course = lab.copy_course(graded["course"], tmp_path / "course")
+    earlier = tmp_path / "earlier-download"  # ivan, as an earlier download spelled him
+    earlier.mkdir()
+    shutil.copy(lab.ROOT / lab.SAMPLE_CLASS / lab.submission_path("ivan"),
+                earlier / f"iivan_1008_9999_{lab.NOTEBOOK}")  # fmt: skip
+    assert lab.grade_command(earlier, course, tmp_path / "earlier").returncode == 0
+    template = tmp_path / "gradebook.csv"
+    rows = _canvas_template(template)
+    column = rows[0].index("08-multi-head (4242)")
+    out = tmp_path / "canvas.csv"
+    command = ["export", "canvas", "--template", str(template), "--course", str(course),
+               "--out", str(out)]  # fmt: skip
+    done = _autograder(*command, "--grades", str(graded["out"]))
+    assert done.returncode == 0, done.stderr
+    assert float(_read(out)[2][column]) == graded["totals"]["ivan"]  # this class's ivan
+    assert "iivan" not in done.stdout and "claimed" not in done.stdout
+    unmatched = next(line for line in done.stdout.splitlines() if "match no one" in line)
+    assert "ada-1000" in unmatched  # this class's students are still named
+    assert (
+        f"1 other student(s) in the gradebook, not in {graded['out'] / 'grades.csv'}, "
+        "were left out" in done.stdout
+    )
+    done = _autograder(*command, "--grades", str(tmp_path / "elsewhere"))
+    assert done.returncode == 0, done.stderr
+    assert f"no {tmp_path / 'elsewhere' / 'grades.csv'} (the grade run's --out)" in done.stdout
+    assert "LMS id 1008 is claimed by iivan-1008 and ivan-1008" in done.stdout
+    assert _read(out)[2][column] == ""
+
+
 def test_canvas_column_must_be_clear(graded, tmp_path):
     """Without the assignment's id in one of several column titles, is it one line and exit 2?"""
     template = tmp_path / "gradebook.csv"
@@ -101,7 +140,8 @@ def test_canvas_column_must_be_clear(graded, tmp_path):
     assert "--column=NAME" in done.stderr and "'Week 7 (100)', 'Lab 8'" in done.stderr
     out = tmp_path / "canvas.csv"
     done = _autograder("export", "canvas", "--template", str(template), "--column", "Lab 8",
-                       "--course", str(graded["course"]), "--out", str(out))  # fmt: skip
+                       "--course", str(graded["course"]), "--out", str(out),
+                       "--grades", str(graded["out"]))  # fmt: skip
     assert done.returncode == 0 and _read(out)[2][6] != ""
 
 
@@ -118,7 +158,7 @@ def test_canvas_scales_to_points_possible_and_finds_its_one_column(graded, tmp_p
         csv.writer(handle).writerows(rows)
     out = tmp_path / "canvas.csv"
     done = _autograder("export", "canvas", "--template", str(template), "--course",
-                       str(graded["course"]), "--out", str(out))  # fmt: skip
+                       str(graded["course"]), "--out", str(out), "--grades", str(graded["out"]))  # fmt: skip
     assert done.returncode == 0, done.stderr
     got = _read(out)
     assert got[1][5] == "100"
@@ -128,7 +168,7 @@ def test_canvas_scales_to_points_possible_and_finds_its_one_column(graded, tmp_p
     with template.open("w", newline="") as handle:
         csv.writer(handle).writerows(rows)
     done = _autograder("export", "canvas", "--template", str(template), "--course",
-                       str(graded["course"]), "--out", str(out))  # fmt: skip
+                       str(graded["course"]), "--out", str(out), "--grades", str(graded["out"]))  # fmt: skip
     assert done.returncode == 2 and "cannot read the maximum grade 'lots'" in done.stderr
 
 
@@ -147,7 +187,7 @@ def test_moodle_export_and_feedback_zip(graded, tmp_path):
         csv.writer(handle).writerows([header, *rows])
     out = tmp_path / "moodle.csv"
     command = ["export", "moodle", "--worksheet", str(worksheet), "--course", str(graded["course"]),
-               "--out", str(out), "--feedback", str(graded["out"] / "feedback")]  # fmt: skip
+               "--out", str(out), "--grades", str(graded["out"])]  # fmt: skip
     done = _autograder(*command)
     assert done.returncode == 0, done.stderr
     got = _read(out)
@@ -177,7 +217,7 @@ def test_moodle_never_promises_a_page_it_did_not_attach(graded, tmp_path):
         csv.writer(handle).writerows([header, ["Participant 1004", "Eli Ekberg", "", ""]])
     out = tmp_path / "moodle.csv"
     done = _autograder("export", "moodle", "--worksheet", str(worksheet), "--course",
-                       str(graded["course"]), "--out", str(out),
+                       str(graded["course"]), "--out", str(out), "--grades", str(graded["out"]),
                        "--feedback", str(tmp_path / "nowhere"))  # fmt: skip
     assert done.returncode == 0, done.stderr
     row = _read(out)[1]
@@ -191,7 +231,8 @@ def test_as_nbgrader_export_plugin(graded, tmp_path):
     _canvas_template(template)
     ours, theirs = tmp_path / "ours.csv", tmp_path / "theirs.csv"
     assert _autograder("export", "canvas", "--template", str(template), "--course",
-                       str(graded["course"]), "--out", str(ours)).returncode == 0  # fmt: skip
+                       str(graded["course"]), "--out", str(ours),
+                       "--grades", str(graded["out"])).returncode == 0  # fmt: skip
     done = subprocess.run(
         [sys.executable, "-m", "nbgrader", "export",
          "--exporter=autograder.tools.nbgrader_export.CanvasExportPlugin",
