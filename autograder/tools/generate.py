@@ -43,6 +43,7 @@ _log = logging.getLogger(__name__)
 
 SAMPLE_ROSTER = Path("samples") / "roster.toml"
 SAMPLE_CLASS = Path("samples") / "class"
+IGNORED_OUTPUT = "nbval-ignore-output"  #: nbval's tag for a cell whose output differs per run
 
 
 def normalise_solution(nb: Any, source_nb: Any) -> Any:
@@ -54,12 +55,16 @@ def normalise_solution(nb: Any, source_nb: Any) -> Any:
     cell's printed text arrives as one stream output or several, depending on
     when the kernel flushed (on a busy machine, more often), so consecutive
     streams are merged, as nbconvert's ``CoalesceStreamsPreprocessor`` does;
-    per-cell timings (``execution`` metadata) are dropped.
+    per-cell timings (``execution`` metadata) are dropped, and so are the
+    outputs of a cell tagged ``nbval-ignore-output`` (a cell that times
+    something prints other numbers on every run, and nbval does not compare it).
     """
     nb.metadata = source_nb.metadata
     nb, _ = CoalesceStreamsPreprocessor().preprocess(nb, {})
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
+        if IGNORED_OUTPUT in cell.metadata.get("tags", []):
+            cell.outputs, cell.execution_count = [], None
         if notebook.is_answer(cell):
             cell.source = notebook.strip_solution_markers(cell.source)
     return nb

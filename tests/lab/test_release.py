@@ -87,6 +87,13 @@ def test_students_readme_says_what_to_do():
     assert "ANSWER" not in text and "BEGIN SOLUTION" not in text
 
 
+def test_students_readme_says_how_the_points_count(source_nb):
+    """Does the students' README give the notebook's total and say nothing is extra credit?"""
+    total = sum(float(notebook.nbgrader_meta(c).get("points", 0)) for c in source_nb.cells)
+    text = " ".join(((lab.ROOT / lab.RELEASE).parent / "README.md").read_text().split())
+    assert f"worth {total:g} points" in text and "none is extra credit" in text, text
+
+
 def test_hidden_test_placeholders_run_nothing(release_nb):
     """Is a hidden test's placeholder all comment, so running it prints nothing?"""
     for cell in release_nb.cells:
@@ -138,5 +145,12 @@ def test_stated_total_matches_points(source_nb):
     assert lab and float(lab.group(1)) == total - stretch, (
         "the lab's row is the total less the stretch"
     )
-    said = f"on top of the lab's {total - stretch:g}"
-    assert said in " ".join(source_nb.cells[0].source.split()), f"the opening should say {said!r}"
+    opening = " ".join(source_nb.cells[0].source.split())
+    lab_points = total - stretch
+    for said in (
+        f"on top of the lab's {lab_points:g}",
+        "it is not extra credit",
+        f"count out of {total:g}",
+        f"tops out at {lab_points:g} of {total:g}",
+    ):
+        assert said in opening, f"the opening should say {said!r}"

@@ -115,30 +115,47 @@ MAX_CELLS = 2_000  #: cells in one notebook; the lab has about 70, students add 
 MAX_DEPTH = 64  #: nesting of JSON arrays and objects; a notebook needs about 6
 
 
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
-_NOT_A_BRACKET = re.compile(r"[^\[\]{}]+")
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')  #: a JSON string, or a bracket
 
 
-def _depth(text: str) -> int:
-    """How deeply ``text``'s JSON arrays and objects nest, strings skipped.
+def _too_big(text: str) -> str:
+    """Why ``text`` is too deep or has too many cells to parse ("" when it is neither).
 
-    Linear: two regular-expression passes leave only the brackets, and a
-    notebook has a few per cell.
+    One streaming pass over its brackets and strings, stopping at the first
+    bound crossed: nothing is built per cell, so a notebook of a million empty
+    cells costs a few kilobytes here, not the memory of parsing it. A cell is
+    an object directly inside an array under the key ``"cells"`` (at any
+    depth, so nbformat 3's worksheets count too).
     """
-    depth = deepest = 0
-    for char in _NOT_A_BRACKET.sub("", _STRING.sub("", text)):
-        depth += 1 if char in "[{" else -1
-        deepest = max(deepest, depth)
-    return deepest
+    in_cells: list[bool] = []  # per open bracket: is it an array of cells
+    cells, last = 0, ""
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        if token[0] == '"':
+            last = token
+            continue
+        if token in "[{":
+            if len(in_cells) >= MAX_DEPTH:
+                return f"the file nests JSON deeper than {MAX_DEPTH} levels: not a notebook"
+            if token == "{" and in_cells and in_cells[-1]:
+                cells += 1
+                if cells > MAX_CELLS:
+                    return f"the notebook has more than the {MAX_CELLS:,} cells graded"
+            in_cells.append(token == "[" and last == '"cells"')
+        elif in_cells:
+            in_cells.pop()
+        last = ""
+    return ""
 
 
 def read(data: bytes) -> tuple[Any, int]:
     """``(notebook, nbformat version it was written in)`` from ``data`` (bytes).
 
     The notebook is upgraded to nbformat 4; raises Unreadable with the reason.
-    What is parsed is bounded first: nesting deeper than :data:`MAX_DEPTH`,
-    or more than :data:`MAX_CELLS` cells, is unreadable at once, before the
-    work (and memory) of building and validating such a notebook.
+    What is parsed is bounded first, in one streaming pass: nesting deeper than
+    :data:`MAX_DEPTH`, or more than :data:`MAX_CELLS` cells, is unreadable at
+    once, before the work (and memory) of building and validating such a
+    notebook.
     """
     if not data.strip():
         raise Unreadable("the file is empty")
@@ -146,8 +163,9 @@ def read(data: bytes) -> tuple[Any, int]:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise Unreadable(f"the file is not valid JSON (UnicodeDecodeError: {error})") from None
-    if _depth(text) > MAX_DEPTH:
-        raise Unreadable(f"the file nests JSON deeper than {MAX_DEPTH} levels: not a notebook")
+    too_big = _too_big(text)
+    if too_big:
+        raise Unreadable(too_big)
     try:
         raw = json.loads(text)
     except (ValueError, RecursionError) as error:
