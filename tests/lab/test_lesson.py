@@ -7,8 +7,15 @@ column blocks and the output projection shown, and the stretch answer stated.
 """
 
 import re
+import shutil
+
+import nbformat
+import pytest
 
 from autograder.pipeline.course import notebook
+from autograder.tools import corpus
+
+from . import lab
 
 # Formulas the prose leads the student to, which no docstring or comment may state.
 GIVEN_AWAY = [
@@ -78,3 +85,39 @@ def test_the_stretch_answer_is_stated_and_checked_against_multi_head(solution_nb
     assert re.search(r"stretch .*`batched_heads` \| 4 \|", opening)
     printed = _printed(solution_nb)
     assert "equal to multi_head on the lab's heads: True" in printed
+
+
+def test_specialists_keep_the_worlds_apart_and_like_heads_do_not(solution_nb):
+    """Do heads with their own W_v but alike shares collide, and hand-built specialists not?"""
+    printed = _printed(solution_nb)
+    assert re.search(r"three uniform heads: A .* apart: False", printed), printed
+    assert re.search(r"three specialists +: A .* apart: True", printed), printed
+    prose = " ".join(c.source for c in solution_nb.cells if c.cell_type == "markdown")
+    assert "different *shares* are what give them different things to report" in " ".join(
+        prose.split()
+    )
+
+
+def test_batching_is_timed_not_asserted(solution_nb):
+    """Is there a cell that times the loop against the batch, its output left out of nbval?"""
+    timed = [c for c in solution_nb.cells if "timeit" in c.source and "batched_heads" in c.source]
+    assert len(timed) == 1 and "nbval-ignore-output" in timed[0].metadata.get("tags", [])
+    stretch = next(c.source for c in solution_nb.cells if c.get("id") == "stretch")
+    assert "No loop over heads." not in stretch  # a loop is not refused, so not claimed
+
+
+@pytest.mark.slow
+def test_the_last_cell_names_the_answer_that_changed_its_inputs(tmp_path, release_nb, solution_nb):
+    """attention_weights scaling W_q in place: is that named, not a correct batched_heads?"""
+    from nbclient import NotebookClient
+
+    entries = corpus.load_corpus(lab.ROOT / lab.CORPUS)
+    name = "mistakes/scales_w_q_in_place"
+    nb = corpus.build({name: entries[name]}, release_nb, solution_nb)[name]
+    folder = tmp_path / "my-lab"
+    shutil.copytree((lab.ROOT / lab.RELEASE).parent, folder)
+    nbformat.write(nb, folder / lab.NOTEBOOK)
+    NotebookClient(nb, allow_errors=True, resources={"metadata": {"path": str(folder)}}).execute()
+    last = next(c for c in nb.cells if c.get("id") == "stretch-check")
+    said = "".join(o.get("text", "") for o in last.outputs)
+    assert "multi_head changed the matrices it was given" in said, said
