@@ -18,9 +18,11 @@ others still score what stock nbgrader gave them.
 With ``--scale N`` (``make bench-scale``: 1,000), it measures how our grader
 scales instead: a class of 60 and a class of N, both with the same share of
 failure cases (16 in 60) and a 3 s cell limit, graded with ``--jobs``; for each
-it prints wall time, seconds per submission and the peak memory of the main
-process and of the largest worker. The cost per submission and the main
-process's memory must not grow with the class.
+it prints wall time, seconds per submission, the peak memory of the main
+process and of the largest worker, and the main process's own CPU time; the
+difference between the two classes' CPU, per submission, is what recording one
+result costs with start-up cancelled out, the rate no number of workers can beat.
+The cost per submission and the main process's memory must not grow with the class.
 
 With ``--record FILE`` everything it prints is also written to FILE: ``make
 bench`` and ``make bench-scale`` record into ``docs/_generated/``, which the
@@ -153,6 +155,7 @@ def run_failures(files, count, jobs, stock_results):
         scratch = Path(scratch)
         files, replaced = mix_in_failures(files, count, _context(scratch))
         seconds, rows = time_ours(files, jobs, scratch)
+        main_mib, worker_mib = peak_memory((scratch / "grade.out").read_text())
     problems = [f"{s}: no row" for s in files if s not in rows]
     for sid, name in replaced.items():
         wanted = hostile.CASES[name].status
@@ -170,26 +173,28 @@ def run_failures(files, count, jobs, stock_results):
         f"{status} {number}" for status, number in statuses.most_common()
     ))  # fmt: skip
     print(f"statuses and scores      : {'as expected' if not problems else problems}")
+    print(f"peak memory              : main {main_mib} MiB, largest worker {worker_mib} MiB")
     return problems
 
 
-RECORD_SECONDS = 0.08  # CPU the main process spends recording one result (from a profile)
+RECORD_SECONDS = 0.08  # main-process CPU per result, when not measured (from a profile)
 PAPER_CLASS = 10_000  # the class the estimate is for
 PAPER_WORKERS = (2, 4, 8, 16)
 
 
-def paper_estimate(seconds_each, jobs):
+def paper_estimate(seconds_each, jobs, record_seconds=RECORD_SECONDS):
     """Lines estimating a class of PAPER_CLASS on N worker cores, from a measured rate.
 
     seconds_each: wall seconds per submission with ``jobs`` workers, so each costs
     ``seconds_each * jobs`` worker-seconds; the main process records at most
-    one result per RECORD_SECONDS whatever N is, a floor more workers cannot lower.
+    one result per ``record_seconds`` (its CPU per submission) whatever N is, a
+    floor more workers cannot lower.
     """
     worker_seconds = seconds_each * jobs
-    floor = PAPER_CLASS * RECORD_SECONDS / 60
+    floor = PAPER_CLASS * record_seconds / 60
     lines = [
         f"on paper, {PAPER_CLASS:,} submissions at {worker_seconds:.2f} worker-s each, "
-        f"recording {RECORD_SECONDS * 1000:.0f} ms each:"
+        f"recording {record_seconds * 1000:.0f} ms each:"
     ]
     for workers in PAPER_WORKERS:
         minutes = max(PAPER_CLASS * worker_seconds / workers / 60, floor)
@@ -219,11 +224,18 @@ def peak_memory(output):
     return (int(found.group(1)), int(found.group(2))) if found else (0, 0)
 
 
+def main_cpu(output):
+    """The main process's own CPU seconds (user + system) from the summary ``grade`` prints."""
+    found = re.search(r"grader main process CPU: ([\d.]+) s", output)
+    return float(found.group(1)) if found else float("nan")
+
+
 def run_scale(sizes, jobs, timeout=3):
     """Grade classes of each size with the failure mix; print time and memory per size."""
     print(f"scale: classes with {SCALE_SHARE[0]} failure cases in {SCALE_SHARE[1]}, "
           f"--jobs {jobs}, --timeout {timeout:g}")  # fmt: skip
-    print(f"{'students':>9} {'wall s':>8} {'s each':>7} {'main MiB':>9} {'worker MiB':>11}")
+    print(f"{'students':>9} {'wall s':>8} {'s each':>7} {'main MiB':>9} {'worker MiB':>11} "
+          f"{'main CPU s':>11}")  # fmt: skip
     measured = []
     for size in sizes:
         files = as_files(build_class(size))
@@ -232,12 +244,22 @@ def run_scale(sizes, jobs, timeout=3):
             count = round(size * SCALE_SHARE[0] / SCALE_SHARE[1])
             files, _ = mix_in_failures(files, count, _context(scratch))
             seconds, rows = time_ours(files, jobs, scratch, None, "--timeout", f"{timeout:g}")
-            main_mib, worker_mib = peak_memory((scratch / "grade.out").read_text())
+            output = (scratch / "grade.out").read_text()
+            main_mib, worker_mib = peak_memory(output)
+            cpu = main_cpu(output)
         assert len(rows) == size, f"{size - len(rows)} submissions got no row"
-        print(f"{size:9d} {seconds:8.1f} {seconds / size:7.2f} {main_mib:9d} {worker_mib:11d}")
-        measured.append((size, seconds, main_mib))
-    size, seconds, _ = measured[-1]
-    print("\n".join(paper_estimate(seconds / size, jobs)))
+        print(f"{size:9d} {seconds:8.1f} {seconds / size:7.2f} {main_mib:9d} {worker_mib:11d} "
+              f"{cpu:11.1f}")  # fmt: skip
+        measured.append((size, seconds, main_mib, cpu))
+    record_seconds = RECORD_SECONDS
+    if len(measured) > 1:  # start-up cancels out of the difference between two classes
+        (small, _, _, cpu_small), (big, _, _, cpu_big) = measured[0], measured[-1]
+        record_seconds = (cpu_big - cpu_small) / (big - small)
+        rate = 1 / record_seconds if record_seconds > 0 else float("inf")
+        print(f"main process CPU per submission: {record_seconds * 1000:.0f} ms "
+              f"(at most {rate:.0f} a second, whatever the workers)")  # fmt: skip
+    size, seconds, _, _ = measured[-1]
+    print("\n".join(paper_estimate(seconds / size, jobs, record_seconds)))
     return measured
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import resource
 import signal
 import tempfile
 from dataclasses import dataclass
@@ -248,6 +249,8 @@ def _run_locked(request: Request) -> ClassGrades:
     main_kib = worker.peak_memory_kib()
     worker_mib = recording.peak // 1024
     _log.info(f"grader peak memory: main {main_kib // 1024} MiB, largest worker {worker_mib} MiB")
+    used = resource.getrusage(resource.RUSAGE_SELF)  # this process's threads, not its workers
+    _log.info(f"grader main process CPU: {used.ru_utime + used.ru_stime:.2f} s")
     _log.info(f"\nwrote {out.csv} and {len(ordered)} feedback page(s) in {out.feedback}")
     _log.info(f"what the class got wrong: {out.report}")
     return ClassGrades(0, out, tuple(everyone), tuple(recording.unprotected))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import sqlite3
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -56,7 +57,52 @@ def ensure_gradebook(assignment: Assignment, db_url: str | None = None) -> str:
         internals.record_assignment(coursedir, assignment.config)
         if stamp is not None:
             write_atomic(stamp, current)
+    write_ahead(db_url)
     return db_url
+
+
+NETWORK_FILESYSTEMS = frozenset(
+    {"nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "ceph", "glusterfs", "lustre", "gpfs",
+     "fuse.sshfs", "afs"}
+)  # fmt: skip
+
+
+def filesystem_of(path: Path, mounts: str | None = None) -> str:
+    """The type of the filesystem holding ``path`` (``ext4``, ``nfs4``), "" if unknown.
+
+    mounts: ``/proc/self/mounts`` as text (read when not given); the deepest
+    mount point above ``path`` is the one that holds it.
+    """
+    if mounts is None:
+        try:
+            mounts = Path("/proc/self/mounts").read_text()
+        except OSError:
+            return ""
+    path, best, kind = path.resolve(), -1, ""
+    for line in mounts.splitlines():
+        fields = line.split()
+        if len(fields) < 3:
+            continue
+        point = Path(fields[1].replace("\\040", " "))
+        if path.is_relative_to(point) and len(point.parts) > best:
+            best, kind = len(point.parts), fields[2]
+    return kind
+
+
+def write_ahead(db_url: str) -> None:
+    """Put a SQLite gradebook in write-ahead-log mode, unless it is on a network filesystem.
+
+    With WAL a commit writes and syncs one log instead of a rollback journal
+    and the database, and formgrader can read while a run records. The mode is
+    kept in the file, so every later connection (nbgrader's own included) uses
+    it. SQLite's WAL needs memory shared between processes, which network
+    filesystems (NFS, SMB, ...) do not give: there the file keeps its journal.
+    """
+    database = database_file(db_url)
+    if database is None or filesystem_of(database.parent) in NETWORK_FILESYSTEMS:
+        return
+    with contextlib.closing(sqlite3.connect(database)) as connection:
+        connection.execute("PRAGMA journal_mode=WAL")
 
 
 def stamp_path(db_url: str, assignment: Assignment) -> Path | None:

@@ -5,6 +5,7 @@ Timings are not asserted (the machines are noisy); this only keeps
 """
 
 import importlib.util
+import re
 import subprocess
 import sys
 
@@ -53,6 +54,13 @@ def test_benchmark_runs_end_to_end(tmp_path):
     assert "scores                   : identical" in done.stdout
     assert "rows                     : 1 of 1; " in done.stdout
     assert "statuses and scores      : as expected" in done.stdout
+    assert re.search(r"peak memory +: main \d+ MiB, largest worker [1-9]\d* MiB", done.stdout)
+
+
+def test_main_process_cpu_is_read_from_what_grade_prints(graded_samples):
+    """Does ``grade`` print its main process's CPU, and the bench read it?"""
+    printed = graded_samples["done"].stdout + graded_samples["done"].stderr
+    assert 0 < _bench().main_cpu(printed) < float("inf"), printed[-500:]
 
 
 def test_paper_estimate_has_a_recording_floor():
