@@ -137,7 +137,9 @@ class Recording:
         recorder.save(graded, sub.timestamp, sub.files, sub.lms_id, sub.name)
         self.peak = max(self.peak, graded.peak_kib)
         shown = results.from_grading(graded, self.columns)
-        outcome = self.publish(shown, graded.notebooks, graded.feedback)
+        # graded.notebooks holds only what the gradebook reads: a page rendered
+        # again (a TA's grade, a late penalty) reads the notebooks just written.
+        outcome = self.publish(shown, None, graded.feedback)
         # A grader error is kept for this run's CSV, and a rerun grades it again
         # (the exports know from the ledger that it is not final).
         if graded.status == Status.GRADER_ERROR:

@@ -203,6 +203,9 @@ def _environment() -> dict[str, str]:
         HOME="/tmp",
         IPYTHONDIR="/tmp/.ipython",
         MPLCONFIGDIR="/tmp/.matplotlib",
+        # As stock nbgrader's autograde sets it: a notebook may skip what only a reader
+        # needs (nbgrader's FAQ, "Can I modify the notebook behavior during autograding?").
+        NBGRADER_EXECUTION="autograde",
         OPENBLAS_NUM_THREADS="1",
         OMP_NUM_THREADS="1",
         PYTHONHASHSEED="0",

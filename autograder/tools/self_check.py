@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import os
 import re
 import subprocess
 import sys
@@ -124,7 +125,10 @@ def run(nb: Any, folder: Path, timeout: float) -> Any:
     )
     try:
         # The kernel's own log (a warning about its transport) means nothing to a student.
-        client.execute(stderr=subprocess.DEVNULL)
+        # NBGRADER_EXECUTION as `nbgrader validate` sets it: a notebook may skip what
+        # only a reader needs (a timing) while it is checked.
+        env = {**os.environ, "NBGRADER_EXECUTION": "validate"}
+        client.execute(stderr=subprocess.DEVNULL, env=env)
     except NoSuchKernel:
         raise CannotCheck("no Python kernel found: install Jupyter (pip install jupyter)") from None
     except DeadKernelError as why:

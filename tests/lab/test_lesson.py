@@ -121,3 +121,9 @@ def test_the_last_cell_names_the_answer_that_changed_its_inputs(tmp_path, releas
     last = next(c for c in nb.cells if c.get("id") == "stretch-check")
     said = "".join(o.get("text", "") for o in last.outputs)
     assert "multi_head changed the matrices it was given" in said, said
+
+
+def test_nothing_is_timed_while_graded(graded_samples):
+    """Does the timing cell skip its second of work when the grader runs it, and say so?"""
+    page = (graded_samples["out"] / "feedback" / f"{graded_samples['ids']['ada']}.html").read_text()
+    assert "not timed while the notebook is graded or checked" in page

@@ -157,6 +157,21 @@ def is_graded(cell: Any) -> bool:
     return bool(nbgrader_meta(cell).get("grade"))
 
 
+def for_gradebook(nb: Any) -> dict[str, Any]:
+    """``nb`` as the gradebook's steps read it: every cell, outputs only where graded.
+
+    ``SaveAutoGrades`` scores a graded cell by its outputs (an error is no
+    points); nothing else in the gradebook comes from an output, so a figure
+    or printed text elsewhere need not travel to the main process. The cells
+    are new dicts: ``nb`` is left as it was.
+    """
+    cells = [
+        cell if is_graded(cell) or "outputs" not in cell else {**cell, "outputs": []}
+        for cell in nb["cells"]
+    ]
+    return {**nb, "cells": cells}
+
+
 def imports(nb: Any) -> str:
     """The top-level import statements of ``nb``'s code cells, as code.
 

@@ -136,6 +136,14 @@ class Worker:
         result.feedback = self.renderer.render(
             result.student_id, result.notebooks, self.columns, result.points, result
         )
+        # The main process records one student at a time, for every worker: it is
+        # given the notebooks written out, and only what the gradebook reads of them.
+        executed = {name: nb for name, nb in result.notebooks.items() if nb is not None}
+        result.texts = {n: nbformat.v4.writes(nbformat.from_dict(nb)) for n, nb in executed.items()}
+        result.notebooks = {
+            name: None if nb is None else notebook.for_gradebook(nb)
+            for name, nb in result.notebooks.items()
+        }
         result.peak_kib = peak_memory_kib()
         return result
 

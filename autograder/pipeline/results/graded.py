@@ -19,7 +19,11 @@ class Graded:
 
     points, messages: keyed by ``grades.csv`` column
     (:class:`~autograder.pipeline.course.notebook.Columns`);
-    notebooks: ``{notebook file name: executed notebook as JSON, or None}``.
+    notebooks: ``{notebook file name: executed notebook as JSON, or None}``;
+    once the worker has rendered the page, only what the gradebook reads of it
+    (:func:`~autograder.pipeline.course.notebook.for_gradebook`).
+    texts: ``{notebook file name: the executed notebook, serialized}``, written
+    as they are by the main process (a notebook without one is serialized there).
     """
 
     student_id: str
@@ -33,3 +37,4 @@ class Graded:
     feedback: str | None = None  # the feedback page, HTML
     peak_kib: int = 0  # the worker's peak resident memory so far, KiB
     not_attempted: list[str] = field(default_factory=list)  # answers left as stubs
+    texts: dict[str, str] = field(default_factory=dict)

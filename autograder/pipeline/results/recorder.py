@@ -92,7 +92,8 @@ class Recorder:
                 target = self.autograded_path(sid, notebook_name)
                 # The worker read it as version 4 and checked it; nbformat.writes would
                 # validate it again only to log (a tenth of recording's time).
-                write_atomic(target, nbformat.v4.writes(nbformat.from_dict(nb)))
+                text = result.texts.get(notebook_name)
+                write_atomic(target, text or nbformat.v4.writes(nbformat.from_dict(nb)))
         if self.autograded is None and any(nb is not None for nb in result.notebooks.values()):
             self._keep_exchange_files(sid, timestamp)
         with internals.one_transaction(self.gradebook) as gb:

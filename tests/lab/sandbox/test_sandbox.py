@@ -83,6 +83,12 @@ def _run(student, source):
     return "".join(o.get("text", "") for o in reply["outputs"] if o["output_type"] == "stream")
 
 
+def test_student_code_knows_it_is_autograded_as_under_stock(student):
+    """Is NBGRADER_EXECUTION "autograde", as stock nbgrader's autograde sets it for the kernel?"""
+    said = _run(student, "import os\nprint(os.environ.get('NBGRADER_EXECUTION'))")
+    assert said.strip() == "autograde"
+
+
 def _host_view(pid_on_host):
     status = Path(f"/proc/{pid_on_host}/status").read_text()
     return dict(line.split(":\t", 1) for line in status.splitlines() if ":\t" in line)
