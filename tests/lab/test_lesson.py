@@ -123,6 +123,7 @@ def test_the_last_cell_names_the_answer_that_changed_its_inputs(tmp_path, releas
     assert "multi_head changed the matrices it was given" in said, said
 
 
+@pytest.mark.slow
 def test_nothing_is_timed_while_graded(graded_samples):
     """Does the timing cell skip its second of work when the grader runs it, and say so?"""
     page = (graded_samples["out"] / "feedback" / f"{graded_samples['ids']['ada']}.html").read_text()
