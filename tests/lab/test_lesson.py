@@ -128,3 +128,13 @@ def test_nothing_is_timed_while_graded(graded_samples):
     """Does the timing cell skip its second of work when the grader runs it, and say so?"""
     page = (graded_samples["out"] / "feedback" / f"{graded_samples['ids']['ada']}.html").read_text()
     assert "not timed while the notebook is graded or checked" in page
+
+
+def test_figures_are_drawn_once(solution_nb):
+    """Does every lesson figure go through lab_checks.show (one draw, alt text), not display?"""
+    drawing = [c for c in solution_nb.cells if c.cell_type == "code" and "plt.subplots" in c.source]
+    assert len(drawing) == 2
+    for cell in drawing:
+        assert "show(fig, alt)" in cell.source and "display(fig" not in cell.source, cell.source
+        images = [o for o in cell.outputs if "image/png" in o.get("data", {})]
+        assert len(images) == 1 and images[0].metadata["image/png"]["alt"]

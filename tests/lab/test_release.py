@@ -154,3 +154,13 @@ def test_stated_total_matches_points(source_nb):
         f"tops out at {lab_points:g} of {total:g}",
     ):
         assert said in opening, f"the opening should say {said!r}"
+
+
+def test_no_cell_hands_over_the_wrong_axis_answer(release_nb):
+    """Does no cell the student can read glue the stand-ins on numpy's default axis for them?"""
+    given = [
+        notebook.grade_id(c) or c.get("id")
+        for c in release_nb.cells
+        if c.cell_type == "code" and re.search(r"np\.concatenate\(answers\)", c.source)
+    ]
+    assert given == [], f"these cells show np.concatenate(answers): {given}"
