@@ -59,11 +59,18 @@ from tests.lab import hostile, lab  # noqa: E402
 
 
 def build_class(students, assignment=None):
-    """``{student_id: notebook}``: the assignment's corpus cycled to ``students`` submissions."""
+    """``{student_id: notebook}``: the assignment's corpus cycled to ``students`` submissions.
+
+    Entries graded with a time limit of their own (a function that never
+    returns) are left out: they are failure cases, which ``--failures`` mixes
+    in on purpose, and one of them would make the honest class a test of
+    timeouts (stock pays one per test that calls it, ours one in all).
+    """
     assignment = assignment or lab.ASSIGNMENT
     (name,) = assignment.notebooks  # the corpus fills one notebook's answers
     release_nb = notebook.read(assignment.release(name))
     entries = corpus.load_corpus(ROOT / corpus.CORPUS / assignment.id)
+    entries = {key: entry for key, entry in entries.items() if entry.timeout is None}
     built = corpus.build(entries, release_nb, notebook.read(assignment.solution(name)))
     names = sorted(built)
     return {f"student{i:03d}": built[names[i % len(names)]] for i in range(students)}

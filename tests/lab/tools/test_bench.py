@@ -9,7 +9,10 @@ import re
 import subprocess
 import sys
 
+import nbformat
 import pytest
+
+from autograder.pipeline.course import notebook
 
 from .. import hostile, lab
 
@@ -81,3 +84,19 @@ def test_docs_show_the_recorded_figures():
         assert (lab.ROOT / "docs" / "_generated" / name).read_text().strip()
     scale = (lab.ROOT / "docs" / "_generated" / "scale.txt").read_text()
     assert "workers:" in scale and "x faster" not in page
+
+
+def test_the_honest_class_has_no_runaway():
+    """Is no corpus entry with a time limit of its own (a runaway) in the class the bench times?"""
+    from autograder.tools import corpus
+
+    bench = _bench()
+    timed = {name for name, e in corpus.load_corpus(lab.ROOT / lab.CORPUS).items() if e.timeout}
+    assert timed, "the corpus has a runaway entry, so this test can fail"
+    built = bench.build_class(len(corpus.load_corpus(lab.ROOT / lab.CORPUS)))
+    sources = {nbformat.writes(nb) for nb in built.values()}
+    entries = corpus.load_corpus(lab.ROOT / lab.CORPUS)
+    release_nb, solution_nb = (notebook.read(lab.ROOT / p) for p in (lab.RELEASE, lab.SOLUTION))
+    for name in timed:
+        runaway = corpus.build({name: entries[name]}, release_nb, solution_nb)[name]
+        assert nbformat.writes(runaway) not in sources, name
