@@ -2,9 +2,15 @@
 
 For every student, once their process is gone: the graded notebooks and grades
 into the gradebook (:class:`~autograder.pipeline.results.Recorder`), what the
-gradebook then holds read back as their outcome, their feedback page, and the
-rerun state (the output folder's, and the course's ledger the exports read).
+gradebook then holds as their outcome (built from what was written for a
+student new to it, read back otherwise), their feedback page, and the rerun
+state (the output folder's, and the course's ledger the exports read).
 Students not graded again are brought up to date with the gradebook too.
+
+Students are committed to the gradebook in batches (:data:`BATCH` students, or
+whatever was recorded when no result came for a moment), and only once their
+batch is committed is their rerun state kept: a run killed at any point
+leaves students either recorded everywhere or graded again by the next run.
 """
 
 from __future__ import annotations
@@ -30,9 +36,12 @@ from autograder.pipeline.dispatch import pools
 from autograder.pipeline.errors import Status
 from autograder.pipeline.reports import feedback_page
 from autograder.pipeline.results import NOT_FINISHED, ClassFolder, Graded, Outcome, Store
+from autograder.pipeline.results.rows import Written
 from autograder.pipeline.submissions.collect import Submission
 
 _log = logging.getLogger(__name__)
+
+BATCH = 64  #: students committed to the gradebook together, at most
 
 
 def dry_run_gradebook(assignment: Assignment, into: Path) -> str:
@@ -110,6 +119,8 @@ class Recording:
         self.renderer: feedback_page.Renderer | None = None
         self.unprotected: list[str] = []  # protections the sandbox ran without, if any
         self.peak = 0  # the largest worker's peak memory, KiB
+        self.batch: list[tuple[str, str, Outcome]] = []  # (student, rerun key, outcome) to keep
+        self.writing = False  # a student is half written to the gradebook
 
     @property
     def dry_run(self) -> bool:
@@ -129,27 +140,53 @@ class Recording:
         return self.recorder
 
     def record_one(self, sub: Submission, graded: Graded) -> None:
-        """Record one student's grading: gradebook, outcome, page, rerun state."""
+        """Record one student's grading: gradebook, outcome, page; rerun state once committed."""
         if graded.unprotected and not self.unprotected:
             self.unprotected = list(graded.unprotected)
             _warn(graded.unprotected)
         recorder = self.start_recording()
-        recorder.save(graded, sub.timestamp, sub.files, sub.lms_id, sub.name)
+        self.writing = True
+        held = recorder.save(graded, sub.timestamp, sub.files, sub.lms_id, sub.name)
         self.peak = max(self.peak, graded.peak_kib)
         shown = results.from_grading(graded, self.columns)
         # graded.notebooks holds only what the gradebook reads: a page rendered
         # again (a TA's grade, a late penalty) reads the notebooks just written.
-        outcome = self.publish(shown, None, graded.feedback)
+        outcome = self.publish(shown, None, graded.feedback, held=held)
         # A grader error is kept for this run's CSV, and a rerun grades it again
         # (the exports know from the ledger that it is not final).
         if graded.status == Status.GRADER_ERROR:
             key = NOT_FINISHED
         else:
             key = results.rerun_key(sub.sha256, self.settings)
-        self.state.save(sub.student_id, key, outcome)
-        if self.ledger is not None:
-            self.ledger.save(sub.student_id, key, outcome)
-        self.recorded += 1
+        self.batch.append((sub.student_id, key, outcome))
+        self.writing = False
+        if len(self.batch) >= BATCH:
+            self.commit()
+
+    def commit(self) -> None:
+        """Commit the batch to the gradebook, then keep each of its students' rerun state.
+
+        In that order: a run killed in between grades them again, and never
+        keeps a grade the gradebook does not hold.
+        """
+        if self.recorder is None:
+            return
+        self.recorder.commit()
+        for student_id, key, outcome in self.batch:
+            self.state.save(student_id, key, outcome)
+            if self.ledger is not None:
+                self.ledger.save(student_id, key, outcome)
+        self.recorded += len(self.batch)
+        self.batch = []
+
+    def abandon(self) -> None:
+        """Stop recording midway (Ctrl-C, a failure): keep the batch, unless a student is
+        half written."""
+        if self.writing and self.recorder is not None:
+            self.recorder.rollback()  # the batch goes too; the next run grades it again
+            self.batch = []
+        else:
+            self.commit()
 
     def publish(
         self,
@@ -157,6 +194,7 @@ class Recording:
         notebooks: dict[str, Any] | None = None,
         page: str | None = None,
         written: bool = False,
+        held: Written | None = None,
     ) -> Outcome:
         """The student's outcome as the gradebook holds it, with a page that says so.
 
@@ -164,10 +202,16 @@ class Recording:
         what the page already in the output folder says; the page is rendered
         again only where the gradebook says otherwise (a TA's grade or comment,
         a late penalty). notebooks: the executed notebooks, if at hand (else
-        read back from where they were recorded).
+        read back from where they were recorded). held: what was just written
+        for a student new to the gradebook (else it is read back).
         """
         recorder = self.start_recording()
-        outcome = results.from_gradebook(recorder.gradebook, self.assignment, self.columns, shown)
+        if held is not None:
+            outcome = results.from_written(held, self.columns, shown)
+        else:
+            outcome = results.from_gradebook(
+                recorder.gradebook, self.assignment, self.columns, shown
+            )
         sid = shown.student_id
         if outcome == shown and page is not None:
             self.out.write_page(sid, page)
@@ -218,10 +262,18 @@ class Recording:
         progress = Progress(
             total=len(todo), unit="nb", desc="grading", file=sys.stderr, disable=not todo
         )
-        for sub, graded in executor.results(todo, self.start_recording):
-            self.record_one(sub, graded)
-            del graded  # recorded: nothing of it stays in this process
-            progress.update()
+        arriving = executor.results(todo, self.start_recording, self.commit)
+        try:
+            for sub, graded in arriving:
+                self.record_one(sub, graded)
+                del graded  # recorded: nothing of it stays in this process
+                progress.update()
+        except BaseException:  # Ctrl-C, or a failure here: keep what is whole, then stop
+            self.abandon()
+            raise
+        finally:
+            arriving.close()  # the workers stop now, not when this process exits
+        self.commit()
         progress.close()
         self.start_recording()  # the gradebook must exist for formgrader, even if all failed
 

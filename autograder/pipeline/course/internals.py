@@ -269,14 +269,22 @@ class AutogradeSteps:
     """nbgrader's ``Autograde`` preprocessors as the course configures them, in three groups.
 
     sanitize: run before execution, in the worker; after_execute: the steps
-    between ``Execute`` and ``SaveAutoGrades``, in the worker; after_save:
-    ``SaveAutoGrades`` and every step after it, in the main process, which
-    alone holds the gradebook.
+    between ``Execute`` and ``SaveAutoGrades``, with the metadata checks
+    configured after it (which read the notebook and nothing else), in the
+    worker; after_save: ``SaveAutoGrades`` and every other step after it, in
+    the main process, which alone holds the gradebook.
     """
 
     sanitize: list[type]
     after_execute: list[type]
     after_save: list[type]
+
+    @property
+    def stock_saving(self) -> bool:
+        """Does the gradebook get what stock's own ``SaveAutoGrades`` and, if configured,
+        ``AssignLatePenalties`` write, and nothing else? (Then it can be written in bulk.)"""
+        rest = [cls for cls in self.after_save if cls is not AssignLatePenalties]
+        return rest == [SaveAutoGrades] and self.after_save.count(AssignLatePenalties) <= 1
 
 
 def autograde_steps(config: Config) -> AutogradeSteps:
@@ -287,7 +295,9 @@ def autograde_steps(config: Config) -> AutogradeSteps:
     if Execute not in steps or SaveAutoGrades not in steps:
         raise UserError("Autograde.autograde_preprocessors must keep Execute and SaveAutoGrades")
     run, save = steps.index(Execute), steps.index(SaveAutoGrades)
-    return AutogradeSteps(sanitize, steps[run + 1 : save], steps[save:])
+    checks = [cls for cls in steps[save:] if issubclass(cls, CheckCellMetadata)]
+    after_save = [cls for cls in steps[save:] if cls not in checks]
+    return AutogradeSteps(sanitize, steps[run + 1 : save] + checks, after_save)
 
 
 def feedback_steps(config: Config) -> list[type]:

@@ -22,7 +22,8 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import queue
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable, Generator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol
@@ -42,13 +43,18 @@ class Executor(Protocol):
     """Grades submissions somewhere; see the module's docstring."""
 
     def results(
-        self, todo: list[Submission], started: Callable[[], object]
-    ) -> Iterator[tuple[Submission, Graded]]:
+        self,
+        todo: list[Submission],
+        started: Callable[[], object],
+        idle: Callable[[], object] = lambda: None,
+    ) -> Generator[tuple[Submission, Graded], None, None]:
         """Yield each submission of ``todo`` with its result, in the order they finish.
 
         started: called once the workers are starting (the main process sets
-        up the gradebook meanwhile). Every submission is yielded exactly once,
-        with a ``grader_error`` result if it could not be graded.
+        up the gradebook meanwhile); idle: called whenever no result has come
+        for :data:`POLL` seconds (the main process commits what it recorded).
+        Every submission is yielded exactly once, with a ``grader_error``
+        result if it could not be graded.
         """
         ...
 
@@ -66,8 +72,11 @@ class LocalPool:
         self.settings, self.jobs, self.attempts = settings, jobs, attempts
 
     def results(
-        self, todo: list[Submission], started: Callable[[], object]
-    ) -> Iterator[tuple[Submission, Graded]]:
+        self,
+        todo: list[Submission],
+        started: Callable[[], object],
+        idle: Callable[[], object] = lambda: None,
+    ) -> Generator[tuple[Submission, Graded], None, None]:
         remaining = {sub.student_id: sub for sub in todo}
         for _attempt in range(self.attempts):
             if not remaining:
@@ -93,6 +102,7 @@ class LocalPool:
                             try:
                                 sub, future = done.get(timeout=POLL)
                             except queue.Empty:
+                                idle()
                                 continue
                             result = _outcome(future, sub)
                             del future
@@ -152,8 +162,11 @@ class DaskPool:
         self.client.close()
 
     def results(
-        self, todo: list[Submission], started: Callable[[], object]
-    ) -> Iterator[tuple[Submission, Graded]]:
+        self,
+        todo: list[Submission],
+        started: Callable[[], object],
+        idle: Callable[[], object] = lambda: None,
+    ) -> Generator[tuple[Submission, Graded], None, None]:
         from distributed import as_completed
 
         from autograder.pipeline.dispatch import remote
@@ -191,7 +204,11 @@ class DaskPool:
         in_flight = [send_next() for _ in range(min(len(waiting), IN_FLIGHT * len(workers)))]
         done = as_completed(in_flight, loop=self.client.loop)
         try:
-            for future in done:
+            while not done.is_empty():
+                if not _ready_soon(done):
+                    idle()
+                    continue
+                future = next(done)
                 sub = futures.pop(future)
                 try:
                     result = future.result()
@@ -209,6 +226,16 @@ class DaskPool:
             except Exception:
                 pass
             raise
+
+
+def _ready_soon(done: Any) -> bool:
+    """Has a Dask result come within :data:`POLL` seconds? (``as_completed`` only blocks.)"""
+    deadline = time.monotonic() + POLL
+    while not done.has_ready():
+        if time.monotonic() >= deadline or done.is_empty():
+            return False
+        time.sleep(POLL / 20)
+    return True
 
 
 def _why(error: BaseException) -> str:

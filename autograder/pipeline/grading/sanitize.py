@@ -115,36 +115,39 @@ MAX_CELLS = 2_000  #: cells in one notebook; the lab has about 70, students add 
 MAX_DEPTH = 64  #: nesting of JSON arrays and objects; a notebook needs about 6
 
 
-_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')  #: a JSON string, or a bracket
+_QUOTE = ord('"')
+#: a JSON string, or a bracket, in UTF-8 bytes (no byte of a multibyte character is " or \\)
+_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
 
 
-def _too_big(text: str) -> str:
-    """Why ``text`` is too deep or has too many cells to parse ("" when it is neither).
+def _too_big(data: bytes) -> str:
+    """Why the bytes ``data`` nest too deep or hold too many cells to parse ("" if neither).
 
     One streaming pass over its brackets and strings, stopping at the first
-    bound crossed: nothing is built per cell, so a notebook of a million empty
-    cells costs a few kilobytes here, not the memory of parsing it. A cell is
+    bound crossed, before the bytes are even decoded: nothing is built per
+    cell and nothing is copied, so a notebook of a million empty cells costs a
+    few kilobytes here, not the memory of parsing it. A cell is
     an object directly inside an array under the key ``"cells"`` (at any
     depth, so nbformat 3's worksheets count too).
     """
     in_cells: list[bool] = []  # per open bracket: is it an array of cells
-    cells, last = 0, ""
-    for match in _TOKEN.finditer(text):
+    cells, last = 0, b""
+    for match in _TOKEN.finditer(data):
         token = match.group()
-        if token[0] == '"':
+        if token[0] == _QUOTE:
             last = token
             continue
-        if token in "[{":
+        if token in b"[{":
             if len(in_cells) >= MAX_DEPTH:
                 return f"the file nests JSON deeper than {MAX_DEPTH} levels: not a notebook"
-            if token == "{" and in_cells and in_cells[-1]:
+            if token == b"{" and in_cells and in_cells[-1]:
                 cells += 1
                 if cells > MAX_CELLS:
                     return f"the notebook has more than the {MAX_CELLS:,} cells graded"
-            in_cells.append(token == "[" and last == '"cells"')
+            in_cells.append(token == b"[" and last == b'"cells"')
         elif in_cells:
             in_cells.pop()
-        last = ""
+        last = b""
     return ""
 
 
@@ -157,15 +160,15 @@ def read(data: bytes) -> tuple[Any, int]:
     once, before the work (and memory) of building and validating such a
     notebook.
     """
-    if not data.strip():
+    if not data or data.isspace():  # not data.strip(): that copies the whole file
         raise Unreadable("the file is empty")
+    too_big = _too_big(data)
+    if too_big:
+        raise Unreadable(too_big)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise Unreadable(f"the file is not valid JSON (UnicodeDecodeError: {error})") from None
-    too_big = _too_big(text)
-    if too_big:
-        raise Unreadable(too_big)
     try:
         raw = json.loads(text)
     except (ValueError, RecursionError) as error:

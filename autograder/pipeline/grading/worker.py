@@ -27,6 +27,7 @@ from autograder.pipeline.course.assignment import Assignment, find_assignment
 from autograder.pipeline.errors import Status
 from autograder.pipeline.grading import execute, sanitize, score
 from autograder.pipeline.reports import feedback_page
+from autograder.pipeline.results import rows
 from autograder.pipeline.results.graded import Graded
 from autograder.pipeline.settings import GradingLimits
 from autograder.pipeline.submissions.collect import Submission
@@ -140,6 +141,7 @@ class Worker:
         # given the notebooks written out, and only what the gradebook reads of them.
         executed = {name: nb for name, nb in result.notebooks.items() if nb is not None}
         result.texts = {n: nbformat.v4.writes(nbformat.from_dict(nb)) for n, nb in executed.items()}
+        result.auto_grades = {name: rows.auto_grades(nb) for name, nb in executed.items()}
         result.notebooks = {
             name: None if nb is None else notebook.for_gradebook(nb)
             for name, nb in result.notebooks.items()

@@ -2,9 +2,10 @@
 
 The course gradebook is the one truth for points. A grading run records each
 student's executed notebooks and grades there (:class:`Recorder`, with
-nbgrader's own steps: late penalties included), then reads back what the
+nbgrader's own steps: late penalties included), then takes what the
 gradebook holds (:func:`from_gradebook`: a TA's grades and overrides,
-comments, the late penalty) as an :class:`Outcome`. That outcome, and nothing
+comments, the late penalty; :func:`from_written` for a student it did not
+hold before) as an :class:`Outcome`. That outcome, and nothing
 computed beside it, is what ``grades.csv`` (:func:`write_csv`), the feedback
 page, the class report and the summary show, and what the rerun state
 (:class:`Store`) keeps. Only this package writes grading results:
@@ -19,6 +20,7 @@ from autograder.pipeline.results.outcome import (
     cell_text,
     from_gradebook,
     from_grading,
+    from_written,
     read_csv,
     write_csv,
 )
@@ -49,6 +51,7 @@ __all__ = [
     "exclusive",
     "from_grading",
     "from_gradebook",
+    "from_written",
     "ledger",
     "read_csv",
     "rerun_key",

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from autograder.pipeline.errors import Status
+from autograder.pipeline.results.rows import AutoGrades
 
 
 @dataclass
@@ -24,6 +25,8 @@ class Graded:
     (:func:`~autograder.pipeline.course.notebook.for_gradebook`).
     texts: ``{notebook file name: the executed notebook, serialized}``, written
     as they are by the main process (a notebook without one is serialized there).
+    auto_grades: ``{notebook file name: what SaveAutoGrades records of it}``
+    for each notebook graded, decided by the worker.
     """
 
     student_id: str
@@ -38,3 +41,4 @@ class Graded:
     peak_kib: int = 0  # the worker's peak resident memory so far, KiB
     not_attempted: list[str] = field(default_factory=list)  # answers left as stubs
     texts: dict[str, str] = field(default_factory=dict)
+    auto_grades: dict[str, AutoGrades] = field(default_factory=dict)

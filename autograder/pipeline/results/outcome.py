@@ -24,6 +24,7 @@ from autograder.pipeline.course.assignment import Assignment
 from autograder.pipeline.course.notebook import Columns
 from autograder.pipeline.files import write_atomic
 from autograder.pipeline.results.graded import Graded
+from autograder.pipeline.results.rows import Written
 
 HEADER = ("student_id", "score", "max_score", "status", "raw_score", "late_penalty")
 
@@ -102,23 +103,45 @@ def from_gradebook(
     except MissingEntry:
         return graded
     grades, remarks = internals.submission_cells(gb, assignment.id, graded.student_id)
-    points = dict(graded.points)
-    for (stem, cell), grade in grades.items():
-        column = columns.of.get((f"{stem}.ipynb", cell))
-        if column is None:
-            continue
-        if grade.manual_score is not None:
-            points[column] = float(grade.manual_score)
-        elif column in columns.test_columns and grade.auto_score is not None:
-            points[column] = float(grade.auto_score)
-        elif column not in columns.test_columns:
-            points[column] = None  # a written answer no TA has graded yet
+    held = {cell: (grade.auto_score, grade.manual_score) for cell, grade in grades.items()}
     comments = {}
     for (stem, cell), remark in remarks.items():
         if remark.manual_comment:
             comments[columns.of.get((f"{stem}.ipynb", cell), cell)] = remark.manual_comment
     penalty = float(submission.late_submission_penalty or 0.0)
-    return replace(graded, points=points, comments=comments, late_penalty=penalty)
+    return replace(_held(graded, columns, held), comments=comments, late_penalty=penalty)
+
+
+def from_written(written: Written, columns: Columns, graded: Outcome) -> Outcome:
+    """``graded`` as the gradebook holds it once a new student's grading was written there.
+
+    The same as :func:`from_gradebook` would read back: nothing of a TA's, no
+    late penalty yet.
+    """
+    held: dict[tuple[str, str], tuple[float | None, float | None]] = {
+        cell: (auto, None) for cell, auto in written.grades.items()
+    }
+    return replace(_held(graded, columns, held), comments={}, late_penalty=0.0)
+
+
+def _held(
+    graded: Outcome,
+    columns: Columns,
+    held: dict[tuple[str, str], tuple[float | None, float | None]],
+) -> Outcome:
+    """``graded`` with the points of ``held``: ``{(notebook stem, cell): (auto, manual)}``."""
+    points = dict(graded.points)
+    for (stem, cell), (auto, manual) in held.items():
+        column = columns.of.get((f"{stem}.ipynb", cell))
+        if column is None:
+            continue
+        if manual is not None:
+            points[column] = float(manual)
+        elif column in columns.test_columns and auto is not None:
+            points[column] = float(auto)
+        elif column not in columns.test_columns:
+            points[column] = None  # a written answer no TA has graded yet
+    return replace(graded, points=points)
 
 
 def _number(value: float | None) -> str:

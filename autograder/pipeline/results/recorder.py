@@ -3,10 +3,12 @@
 It runs in the main process, after the student's process is gone. For each
 student it writes every executed notebook where nbgrader keeps autograded work
 (``autograded/<student>/<assignment>/``), saves the scores into the course's
-gradebook with nbgrader's own steps from ``SaveAutoGrades`` on, as the course
-configures them (late penalties included), so formgrader shows them and the
-manual answers can be graded there. What the gradebook then holds is read back
-as each student's :class:`~.outcome.Outcome`.
+gradebook as nbgrader's steps from ``SaveAutoGrades`` on write them, as the
+course configures them (late penalties included), so formgrader shows them and
+the manual answers can be graded there. With stock's steps the rows are written
+a table at a time (:mod:`~autograder.pipeline.results.rows`); a course that
+configures steps of its own has them run, through nbgrader's API. Nothing
+here commits but :meth:`Recorder.commit`: the run commits students in batches.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
@@ -21,6 +24,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from autograder.pipeline.course import extensions, internals
 from autograder.pipeline.course.assignment import Assignment
 from autograder.pipeline.files import read_bounded, write_atomic
+from autograder.pipeline.results import rows
 from autograder.pipeline.results.graded import Graded
 
 RELEASED = 0o644  #: a feedback page's mode, as nbgrader's generate_feedback leaves it
@@ -54,12 +58,22 @@ class Recorder:
         self.assignment, self.db_url, self.out = assignment, db_url, Path(out)
         self.autograded = autograded
         self.config = assignment.config
-        self.after_save = internals.autograde_steps(self.config).after_save
+        steps = internals.autograde_steps(self.config)
+        self.after_save, self.in_bulk = steps.after_save, steps.stock_saving
         self.extensions = extensions.granted(assignment)
         self.gradebook = Gradebook(db_url)
+        self._rows: rows.Rows | None = None
+
+    def commit(self) -> None:
+        """Make everything saved since the last commit durable, at once."""
+        self.gradebook.db.commit()
+
+    def rollback(self) -> None:
+        """Forget everything saved since the last commit."""
+        self.gradebook.db.rollback()
 
     def close(self) -> None:
-        """Close the gradebook connection."""
+        """Close the gradebook connection (what was not committed is lost)."""
         self.gradebook.close()
 
     def save(
@@ -69,8 +83,8 @@ class Recorder:
         submitted: Mapping[str, bytes] | None = None,
         lms_id: str = "",
         name: str = "",
-    ) -> None:
-        """Record one graded submission's notebooks and grades.
+    ) -> rows.Written | None:
+        """Record one graded submission's notebooks and grades; not committed yet.
 
         timestamp: when it was handed in (None: not known), for late penalties.
         submitted: the files as handed in, kept where nbgrader keeps submissions
@@ -79,6 +93,9 @@ class Recorder:
         lms_id: the student's id in the LMS the files came from, kept as the
         gradebook student's ``lms_user_id`` for the exports; name: the name the
         LMS gave, kept in the gradebook's name fields for formgrader.
+        Returns what the gradebook now holds for a student it did not hold
+        before; None when it must be read back (a TA may have graded them, or
+        a late penalty was assigned).
         """
         a, sid = self.assignment, result.student_id
         if submitted is not None and self.autograded is None:
@@ -96,11 +113,13 @@ class Recorder:
                 write_atomic(target, text or nbformat.v4.writes(nbformat.from_dict(nb)))
         if self.autograded is None and any(nb is not None for nb in result.notebooks.values()):
             self._keep_exchange_files(sid, timestamp)
+        known: dict[str, str | None] = {"lms_user_id": lms_id} if lms_id else {}
+        if name:
+            first, last = person(name)
+            known.update(first_name=first, last_name=last)
+        if self.in_bulk:
+            return self._save_rows(result, timestamp, known)
         with internals.one_transaction(self.gradebook) as gb:
-            known: dict[str, str | None] = {"lms_user_id": lms_id} if lms_id else {}
-            if name:
-                first, last = person(name)
-                known.update(first_name=first, last_name=last)
             gb.update_or_create_student(sid, **known)
             gb.update_or_create_submission(a.id, sid, timestamp=timestamp)
             self._extend(gb, sid)
@@ -113,6 +132,39 @@ class Recorder:
                 nb = nbformat.from_dict(nb)
                 for step in self.after_save:
                     nb, resources = internals.gradebook_step(step, gb, self.config)(nb, resources)
+        return None
+
+    def _save_rows(
+        self, result: Graded, timestamp: datetime | None, known: dict[str, str | None]
+    ) -> rows.Written | None:
+        """Stock's steps, as rows (:mod:`~autograder.pipeline.results.rows`).
+
+        None when the gradebook must be read back.
+        """
+        a, sid = self.assignment, result.student_id
+        if self._rows is None:
+            self._rows = rows.Rows(self.gradebook.db, a.id)
+        writer = self._rows
+        granted = self.extensions.get(sid)
+        extension = granted.beyond(writer.duedate) if granted is not None else None
+        graded: dict[str, rows.AutoGrades | None] = {}
+        for notebook_name in a.notebooks:
+            nb = result.notebooks.get(notebook_name)
+            found = result.auto_grades.get(notebook_name)
+            if nb is not None and found is None:  # not decided by the worker: decide here
+                found = rows.auto_grades(nbformat.from_dict(nb))
+            graded[Path(notebook_name).stem] = found if nb is not None else None
+        writer.check(graded)  # before anything of the student is written
+        writer.student(sid, **known)
+        written = writer.save(sid, timestamp, extension, graded)
+        if written is not None and not writer.maybe_late(timestamp):
+            return written
+        self.gradebook.db.flush()
+        self.gradebook.db.expire_all()  # what the ORM reads next: the rows just written
+        late_rule = internals.late_penalty_step(self.after_save, self.gradebook, self.config)
+        if late_rule is not None:
+            self._assign_late_penalties(late_rule, sid)
+        return None
 
     def release_ready(self, student_id: str, page: Path) -> None:
         """Put the student's feedback page where ``nbgrader release_feedback`` takes it.
@@ -179,12 +231,17 @@ class Recorder:
         if step is None:
             return
         with internals.one_transaction(self.gradebook):
-            for name in a.notebooks:
-                try:
-                    self.gradebook.find_submission_notebook(Path(name).stem, a.id, student_id)
-                except MissingEntry:
-                    continue
-                step.preprocess(None, a.resources(student_id, name, self.db_url))
+            self._assign_late_penalties(step, student_id)
+
+    def _assign_late_penalties(self, step: Any, student_id: str) -> None:
+        """Run the course's late-penalty step on each of the student's notebooks."""
+        a = self.assignment
+        for name in a.notebooks:
+            try:
+                self.gradebook.find_submission_notebook(Path(name).stem, a.id, student_id)
+            except MissingEntry:
+                continue
+            step.preprocess(None, a.resources(student_id, name, self.db_url))
 
     def _extend(self, gb: Gradebook, student_id: str) -> None:
         """Give the student's submission the course's extension for them, or none.

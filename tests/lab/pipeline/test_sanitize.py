@@ -115,13 +115,13 @@ def test_what_is_parsed_is_bounded(data, says):
 
 
 def test_a_huge_notebook_is_refused_before_it_is_parsed():
-    """300,000 empty cells: refused with little more memory than the file's own text?"""
+    """300,000 empty cells: refused without copying the file (nor decoding, nor parsing it)?"""
     import tracemalloc
 
     data = (
         b'{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": ['
         + b",".join([b'{"cell_type": "markdown", "metadata": {}, "source": ""}'] * 300_000)
-        + b"]}"
+        + b"]}\n"  # as editors end files: stripping the whitespace would copy it all
     )
     tracemalloc.start()
     try:
@@ -130,7 +130,7 @@ def test_a_huge_notebook_is_refused_before_it_is_parsed():
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert peak < 2 * len(data), f"{peak / 2**20:.0f} MiB to refuse {len(data) / 2**20:.0f} MiB"
+    assert peak < len(data) // 8, f"{peak / 2**20:.0f} MiB to refuse {len(data) / 2**20:.0f} MiB"
 
 
 def test_brackets_in_strings_are_not_nesting(release_nb):

@@ -126,6 +126,9 @@ def test_steps_come_from_nbgraders_configuration():
     assert names[0] == "SaveAutoGrades" and "AssignLatePenalties" in names
     assert "CheckCellMetadataOnce" in [s.__name__ for s in steps.sanitize]
     assert "Execute" not in [s.__name__ for s in steps.after_execute]
+    # the check after saving reads the notebook alone: the worker runs it
+    assert [s.__name__ for s in steps.after_execute][-1] == "CheckCellMetadataOnce"
+    assert steps.stock_saving
 
 
 def test_record_writes_gradebook(tmp_path):
@@ -140,6 +143,7 @@ def test_record_writes_gradebook(tmp_path):
     recorder = results.Recorder(assignment, db_url, tmp_path / "out")
     result = Graded("ada", "x", Status.UNREADABLE, "the file is empty", {}, {}, {})
     recorder.save(result)
+    recorder.commit()
     recorder.close()
     with Gradebook(db_url) as gb:
         (submission,) = gb.assignment_submissions(assignment.id)
