@@ -446,11 +446,17 @@ def call(
                 shell.user_ns[n] = value
     reply["outputs"] = finish(outputs, shell.budget)
     reply["warnings"] = [shorten(f"{w.category.__name__}: {w.message}", 500) for w in caught[:20]]
-    try:
-        reply["args"] = [wire.encode(a) for a in args]
-    except wire.Unencodable:
-        reply["args"] = encoded_args
+    reply["args"] = [_if_changed(a, before) for a, before in zip(args, encoded_args)]
     return reply
+
+
+def _if_changed(arg: Any, before: Any) -> Any:
+    """``arg`` encoded, if the call changed it in place; None if it is as it came."""
+    try:
+        after = wire.encode(arg)
+    except wire.Unencodable:
+        return None
+    return None if after == before else after
 
 
 def disable(shell: Any, name: str, message: str) -> dict[str, Any]:

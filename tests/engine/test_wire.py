@@ -1,7 +1,6 @@
 """Does only data cross between the grader and a student's process?"""
 
 import base64
-import io
 import pickle
 import socket
 
@@ -32,15 +31,15 @@ def test_functions_and_objects_do_not_cross():
             wire.encode(value)
 
 
-def test_pickled_arrays_are_refused():
-    """Is an .npy payload holding a pickle refused rather than loaded?"""
-    buffer = io.BytesIO()
-    np.save(buffer, np.array([{"x": 1}], dtype=object), allow_pickle=True)
-    forged = {"t": "nd", "v": base64.b64encode(buffer.getvalue()).decode()}
+def test_pickles_do_not_cross():
+    """Is a pickle refused, whether as an array's bytes or as a kind of value?"""
+    payload = base64.b64encode(pickle.dumps([{"x": 1}])).decode()
     with pytest.raises(wire.WireError):
-        wire.decode(forged)
+        wire.decode({"t": "nd", "v": {"dtype": "|O", "shape": [1], "data": payload}})
     with pytest.raises(wire.WireError):
-        wire.decode({"t": "pickle", "v": base64.b64encode(pickle.dumps(1)).decode()})
+        wire.decode({"t": "nd", "v": payload})  # the .npy bytes of before
+    with pytest.raises(wire.WireError):
+        wire.decode({"t": "pickle", "v": payload})
 
 
 def test_deep_nesting_is_refused():
@@ -64,26 +63,48 @@ def test_oversized_and_garbage_frames():
             wire.receive(b)
 
 
-def _npy_text(array):
-    buffer = io.BytesIO()
-    np.save(buffer, array, allow_pickle=False)
-    return base64.b64encode(buffer.getvalue()).decode()
+def _array(dtype, shape, data=b""):
+    """An array as the wire carries it, claiming ``shape`` of ``dtype`` over ``data``."""
+    return {
+        "t": "nd",
+        "v": {"dtype": dtype, "shape": shape, "data": base64.b64encode(data).decode()},
+    }
 
 
-def _forged_npy(descr, shape):
-    """An .npy file's bytes claiming ``shape`` of ``descr``, with no data behind it."""
-    header = repr({"descr": descr, "fortran_order": False, "shape": shape}).encode()
-    header += b" " * (-(len(header) + 11) % 64) + b"\n"
-    return b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header
-
-
-@pytest.mark.parametrize("descr", ["|V0", "|S0", "<U0", [("a", "<f8"), ("b", "|u1")]])
-def test_zero_size_and_structured_dtypes_are_refused(descr):
-    """Is an array whose dtype lets a few bytes claim any shape refused before use?"""
-    shape = (10**12,) if descr in ("|V0", "|S0", "<U0") else (0,)
-    forged = {"t": "nd", "v": base64.b64encode(_forged_npy(descr, shape)).decode()}
+@pytest.mark.parametrize(
+    "forged",
+    [
+        _array("|V0", [10**12]),  # zero-size items: any shape in no bytes
+        _array("|S0", [10**12]),
+        _array("<U0", [10**12]),
+        _array("f8,u1", [0]),  # structured
+        _array("(2,)f8", [0]),  # a subarray
+        _array("<f8", [3], b"\0" * 16),  # fewer bytes than the shape needs
+        _array("<f8", [-1], b"\0" * 8),
+        _array("<f8", [True], b"\0" * 8),
+        _array("<f8", [1.0], b"\0" * 8),
+        _array("<f8", [1] * 33, b"\0" * 8),
+        _array(["<f8"], [1], b"\0" * 8),
+        {"t": "nd", "v": {"dtype": "<f8", "shape": [1], "data": "not base64!"}},
+        {"t": "nd", "v": {"dtype": "<f8", "shape": [1], "data": "AAAAAAAAAAA=", "x": 1}},
+    ],
+    ids=[
+        "void0", "bytes0", "str0", "structured", "subarray", "short", "negative", "bool-dim",
+        "float-dim", "33-dims", "dtype-list", "bad-base64", "extra-key",
+    ],
+)  # fmt: skip
+def test_arrays_that_are_not_plain_data_are_refused(forged):
+    """Is an array whose description does not match plain data refused before it is built?"""
     with pytest.raises(wire.WireError):
         wire.decode(forged)
+
+
+def test_an_array_arrives_writable_and_in_its_byte_order():
+    """Is a decoded array a writable copy, big-endian and non-contiguous ones included?"""
+    for value in (np.arange(6.0, dtype=">f8").reshape(2, 3), np.arange(12).reshape(3, 4)[:, ::2]):
+        back = wire.decode(wire.encode(value))
+        assert back.dtype == value.dtype and np.array_equal(back, value)
+        back[0, 0] = 99  # writable, as the sender's was
 
 
 def test_element_count_is_bounded():
@@ -93,7 +114,7 @@ def test_element_count_is_bounded():
         wire.decode(many)
     halves = {
         "t": "tuple",
-        "v": [{"t": "nd", "v": _npy_text(np.zeros(wire.MAX_ELEMENTS // 2 + 1, "u1"))}] * 2,
+        "v": [wire.encode(np.zeros(wire.MAX_ELEMENTS // 2 + 1, "u1"))] * 2,
     }
     with pytest.raises(wire.WireError, match="elements"):
         wire.decode(halves)

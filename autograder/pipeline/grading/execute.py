@@ -109,10 +109,16 @@ def _stream_of(output: Any) -> Any:
 
 
 def _copy_back(args: tuple[Any, ...], encoded_after: Any) -> None:
-    """Make in-place changes the student's function made to its arguments visible here."""
+    """Make in-place changes the student's function made to its arguments visible here.
+
+    encoded_after: per argument, its value after the call, or None where the
+    call left it as it was (most calls: nothing to decode).
+    """
     import numpy as np
 
     for original, encoded in zip(args, encoded_after):
+        if encoded is None:
+            continue
         try:
             after = wire.decode(encoded)
         except wire.WireError:
