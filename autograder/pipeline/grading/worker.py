@@ -11,6 +11,7 @@ The worker never writes anything: it returns a
 from __future__ import annotations
 
 import copy
+import ctypes
 import logging
 import multiprocessing
 import resource
@@ -147,6 +148,7 @@ class Worker:
             for name, nb in result.notebooks.items()
         }
         result.peak_kib = peak_memory_kib()
+        give_back_memory()
         return result
 
     def _grade(self, submission: Submission) -> Graded:
@@ -279,6 +281,21 @@ def grade(submission: Submission) -> Graded:
     """Process-pool task: grade one submission with this process's Worker."""
     assert _worker is not None, "start() runs first in every worker"
     return _worker.grade(submission)
+
+
+def give_back_memory() -> None:
+    """Hand the memory this process freed back to the system (glibc's ``malloc_trim``).
+
+    A failure case's big buffers (a 16 MiB file, a flood of output) are freed
+    once its student is graded, but glibc keeps the pages, scattered through
+    the heap, for the process's lifetime: over a thousand students the worker's
+    footprint, and so its peak, would creep up by each such case. Nothing on a
+    C library without ``malloc_trim``.
+    """
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def peak_memory_kib() -> int:
