@@ -25,6 +25,8 @@ from autograder.pipeline.results import Graded, Recorder, rows
 
 from .. import lab
 
+pytestmark = pytest.mark.slow  # two courses, recorded twice through nbgrader's own API
+
 DUE = "2026-11-10 00:00:00"
 NAME = lab.NOTEBOOK
 
