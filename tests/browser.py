@@ -53,6 +53,8 @@ class Browser:
                 [CHROMIUM, *FLAGS, f"--user-data-dir={self.profile.name}/profile", "about:blank"],
                 stdout=subprocess.DEVNULL,
                 stderr=log,
+                # Its own temporary files (org.chromium.Chromium.*) go with the profile.
+                env={**os.environ, "TMPDIR": self.profile.name},
                 start_new_session=True,  # its own process group, so all of it can be stopped
             )
         self.port = self._port()

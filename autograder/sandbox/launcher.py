@@ -18,8 +18,10 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.sandbox import wire
-from autograder.sandbox.student import PR_SET_PDEATHSIG, c_library
+from autograder.sandbox.student import PR_SET_PDEATHSIG, c_library, remove_tree
 
 ZYGOTE = "autograder.sandbox.student import zygote"  #: in every sandbox's command line
 GRACE = 3.0  #: seconds an interrupted cell gets to stop before its process is killed
@@ -213,6 +215,60 @@ def _environment() -> dict[str, str]:
     return env
 
 
+STUDENTS_FOLDER = "autograder-students-"  #: then the run's main process's pid and a dash
+
+
+def _students_folder(owner: int, others: bool) -> str:
+    """A new folder for a sandbox without bubblewrap: its home, its caches, its students'.
+
+    Replaces the /tmp paths of :func:`_environment` (a shared /tmp would let a
+    student, or anyone on the host, plant settings there for the next run).
+    Each student's private folder is made in it and removed when that student
+    ends; what a leftover process adds is removed with it at close. others:
+    students run as another uid, who may add folders to it but not list it
+    (1733, as /tmp is made); the caches stay the grader's own. owner: the
+    run's main process, which removes what its workers could not
+    (:func:`remove_students_folders`).
+    """
+    base = tempfile.gettempdir()
+    if others and not _reachable_by_others(base):
+        base = "/tmp"  # a student of another uid could not even enter the grader's
+    folder = tempfile.mkdtemp(prefix=f"{STUDENTS_FOLDER}{owner}-", dir=base)
+    for cache in (".ipython", ".matplotlib"):
+        os.mkdir(os.path.join(folder, cache), 0o755)
+    os.chmod(folder, 0o1733 if others else 0o700)
+    return folder
+
+
+def remove_students_folders(owner: int) -> None:
+    """Remove the folders of :func:`_students_folder` that the run of ``owner`` left.
+
+    A worker process ends without closing its sandbox (a pool's worker exits
+    or is killed), so the run's main process removes them once its workers are
+    gone: only its own (its pid in the name, its uid as owner).
+    """
+    for base in {tempfile.gettempdir(), "/tmp"}:
+        for folder in Path(base).glob(f"{STUDENTS_FOLDER}{owner}-*"):
+            if not folder.is_symlink() and folder.is_dir() and folder.stat().st_uid == os.geteuid():
+                remove_tree(str(folder))
+
+
+def _reachable_by_others(folder: str) -> bool:
+    """May any user pass through ``folder`` and every folder above it?"""
+    path = Path(folder).resolve()
+    return all(os.stat(p).st_mode & stat.S_IXOTH for p in [path, *path.parents])
+
+
+def _homes(folder: str) -> dict[str, str]:
+    """The zygote's home and caches in ``folder`` (:func:`_students_folder`)."""
+    return {
+        "HOME": folder,
+        "TMPDIR": folder,
+        "IPYTHONDIR": os.path.join(folder, ".ipython"),
+        "MPLCONFIGDIR": os.path.join(folder, ".matplotlib"),
+    }
+
+
 class Sandbox:
     """A zygote that forks one isolated student process per submission."""
 
@@ -225,12 +281,14 @@ class Sandbox:
     ) -> None:
         """owner: the grading run's main process's pid (:func:`run_uid`); this one's if None."""
         self.unprotected = []
-        unprivileged = run_uid(os.getpid() if owner is None else owner)
+        self.owner = os.getpid() if owner is None else owner
+        unprivileged = run_uid(self.owner)
         self.warm_up = warm_up  # import statements the zygote preloads
         if use_bwrap and not shutil.which("bwrap"):
             self.unprotected.append("bubblewrap is not installed")
             use_bwrap = False
         self.uid = None  # student code runs as the grader's own user
+        self.scratch: str | None = None  # the students' folders, when not in bubblewrap
         if use_bwrap:
             as_root = os.geteuid() == 0
             try:
@@ -248,7 +306,12 @@ class Sandbox:
             f"no filesystem sandbox: student code runs as {who} and can read what that "
             "user can read (keep the course and results readable by their owner only)"
         )
-        self._start([], start_timeout)
+        self.scratch = _students_folder(self.owner, others=self.uid is not None)
+        try:
+            self._start([], start_timeout)
+        except BaseException:
+            remove_tree(self.scratch)
+            raise
 
     def _start(self, prefix: list[str], start_timeout: float) -> None:
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -271,7 +334,7 @@ class Sandbox:
         self.process = subprocess.Popen(
             command,
             pass_fds=[child.fileno()],
-            env=_environment(),
+            env=_environment() | (_homes(self.scratch) if self.scratch else {}),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -361,6 +424,8 @@ class Sandbox:
             self.process.stderr.close()
         _kill_cgroup(self.cgroup)
         _remove_cgroup(self.cgroup)
+        if self.scratch is not None:
+            remove_tree(self.scratch)
 
 
 def _kill_until_gone(alive: Callable[[], list[int]], wait: float) -> list[int]:
@@ -449,6 +514,11 @@ class Student:
     dead: bool = False
     sent: int = 0  # requests so far; each reply must carry its request's number
 
+    @property
+    def namespaced(self) -> bool:
+        """Does it run in namespaces of its own (else in a private folder, unwatched)?"""
+        return not any(p.startswith("namespaces") for p in self.unprotected)
+
     def cause_of_death(self, seen: str) -> StudentGone:
         """Why the student's process is gone, now that its socket closed (``seen``).
 
@@ -468,7 +538,7 @@ class Student:
             return StudentGone(f"{seen}: the notebook closed its connection to the grader")
         except OSError:
             data = b""
-        watched = not any(p.startswith("namespaces") for p in self.unprotected)
+        watched = self.namespaced
         try:
             how = json.loads(data) if data else {}
         except ValueError:
@@ -571,6 +641,14 @@ class Student:
         self.kill()
         self.sock.close()
         if self.ended is not None:
+            if not self.namespaced:
+                # Its watcher removes its private folder, then reports: waiting for
+                # that means the next student (the same uid) never finds the folder.
+                self.ended.settimeout(GRACE)
+                try:
+                    self.ended.recv(4096)
+                except OSError:
+                    pass
             self.ended.close()
 
 

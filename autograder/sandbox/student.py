@@ -26,6 +26,7 @@ import json
 import os
 import re
 import resource
+import shutil
 import signal
 import socket
 import sys
@@ -175,6 +176,25 @@ def write_files(folder: str, files: dict[str, str]) -> None:
     for name, text in files.items():
         with open(os.path.join(folder, os.path.basename(name)), "w") as handle:
             handle.write(text)
+
+
+def remove_tree(folder: str) -> None:
+    """Delete ``folder`` and everything in it, folders its owner made unreadable included.
+
+    Not as root, a folder of mode 000 stops ``shutil.rmtree``, so every folder
+    is first given back to its owner (symbolic links are never followed: their
+    targets are not this folder's). Root ignores modes and needs no such pass.
+    """
+    if os.geteuid() != 0:
+        for top, folders, _ in os.walk(folder):
+            for name in folders:
+                path = os.path.join(top, name)
+                if not os.path.islink(path):
+                    try:
+                        os.chmod(path, 0o700)
+                    except OSError:
+                        pass
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 class CapHeader(ctypes.Structure):
@@ -520,6 +540,15 @@ def child(
     problems = drop_privileges(request["uid"]) if request.get("uid") is not None else []
     missing = isolate()
     problems += missing
+    # Without namespaces the student gets a private folder instead of a fresh
+    # /tmp; it is removed before the grader hears the student ended, so the
+    # next student of this run (the same uid) never finds it.
+    private, refused = None, ""
+    if missing:
+        try:  # in the sandbox's own folder, never a fallback the next run shares
+            private = tempfile.mkdtemp(prefix="student-", dir=os.environ.get("TMPDIR") or "/tmp")
+        except OSError as error:
+            refused = f"no private folder for the student ({error})"
     report, told = os.pipe()
     inner = os.fork()
     if inner:
@@ -537,6 +566,8 @@ def child(
             wire.send(sock, {"pid": inner, "unprotected": problems + list(set_up_said)})
         sock.close()
         _, status, usage = os.wait4(inner, 0)
+        if private is not None:
+            remove_tree(private)
         if ended is not None:
             try:
                 ended.sendall(json.dumps(how_it_ended(status, usage)).encode())
@@ -548,7 +579,9 @@ def child(
         ended.close()  # the student's code must not speak for the process that watches it
     os.close(report)
     try:
-        mine = set_up(request, missing, shell)
+        if refused:
+            raise RuntimeError(refused)
+        mine = set_up(request, private, shell)
     except Exception as error:  # the sandbox's failure, not the student's: told as such
         os.write(told, json.dumps({"failed": f"{type(error).__name__}: {error}"}).encode())
         os._exit(1)
@@ -558,21 +591,23 @@ def child(
     os._exit(0)
 
 
-def set_up(request: dict[str, Any], missing: list[str], shell: Any) -> list[str]:
+def set_up(request: dict[str, Any], private: str | None, shell: Any) -> list[str]:
     """In the student's process, before any of its code: its files, limits and privileges.
 
-    missing: what :func:`isolate` could not do (no namespaces: a private
-    folder at least). Returns what could not be protected.
+    private: the student's own folder where :func:`isolate` found no
+    namespaces (its home, its temporary folder and its files'), None where
+    it has a fresh /tmp of its own. Returns what could not be protected.
     """
     os.setsid()
     limits = request["limits"]
-    if not missing:
+    if private is None:
         mine = fresh_filesystems(limits["scratch_mb"], request["files"], request.get("keep", ()))
         home, lab = SCRATCH, LAB
-    else:  # no namespaces: a private folder at least
-        home = lab = tempfile.mkdtemp(prefix="student-")
+    else:
+        home = lab = private
         write_files(lab, request["files"])
         mine = []
+        os.environ["TMPDIR"] = tempfile.tempdir = private
     os.chdir(home)
     os.environ["HOME"] = home
     sys.path.insert(0, lab)

@@ -50,7 +50,7 @@ from autograder.pipeline.course.assignment import Assignment, config_files, find
 from autograder.pipeline.files import write_atomic
 from autograder.pipeline.results import ClassFolder
 from autograder.pipeline.settings import GradingLimits
-from autograder.sandbox.launcher import kill_user, run_uid
+from autograder.sandbox.launcher import kill_user, remove_students_folders, run_uid
 
 _log = logging.getLogger(__name__)
 
@@ -493,6 +493,8 @@ def run(root: Path | str = GRADESCOPE_ROOT, course: Path | str | None = None) ->
         if lingering:
             note = f"killed {len(lingering)} process(es) the submission left running"
             results["tests"][-1]["output"] += f"\n{note}"
+    for owner in (os.getpid(), *helpers):
+        remove_students_folders(owner)
     results["execution_time"] = round(time.monotonic() - started)
     write_atomic(results_path, json.dumps(results, indent=2))
     return results

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 import tempfile
 import threading
 from pathlib import Path
@@ -30,6 +31,7 @@ from autograder.pipeline.submissions.collect import Submission
 
 _local = threading.local()  # this thread's (sources hash, Worker, scratch folder)
 _all: list[worker.Worker] = []  # every Worker of this process, for stop()
+_scratch: dict[worker.Worker, str] = {}  # each Worker's scratch folder
 
 
 def course_root(requested: str) -> Path:
@@ -48,6 +50,8 @@ def _worker(settings: worker.WorkerSettings, sources: str) -> worker.Worker:
     made = getattr(_local, "made", None)
     if made is not None and made[0] == (sources, settings):
         return made[1]
+    if made is not None:  # another run's settings: its sandbox and gradebook go
+        _close(made[1])
     startup.start()  # a Dask worker runs no entry point of ours
     root = course_root(settings.course_root)
     assignment = find_assignment(root, settings.assignment_id)
@@ -57,13 +61,24 @@ def _worker(settings: worker.WorkerSettings, sources: str) -> worker.Worker:
             f"the course at {root} on this Dask worker differs from the grader's "
             "(another commit, or edited): check out the same commit on every machine"
         )
-    scratch = tempfile.mkdtemp(prefix="autograder-dask-")
+    from distributed import get_worker
+
+    # In the Dask worker's own folder, which Dask removes when the worker stops.
+    scratch = tempfile.mkdtemp(prefix="autograder-", dir=get_worker().local_directory)
     db_url = ensure_gradebook(assignment, sqlite_url(Path(scratch) / "gradebook.db"))
     local = dataclasses.replace(settings, course_root=str(root), db_url=db_url)
     graders = worker.Worker(local, assignment)
+    _scratch[graders] = scratch
     _all.append(graders)
     _local.made = ((sources, settings), graders)
     return graders
+
+
+def _close(graders: worker.Worker) -> None:
+    """Stop a Worker's sandbox and remove its scratch gradebook."""
+    graders.close()
+    _all.remove(graders)
+    shutil.rmtree(_scratch.pop(graders), ignore_errors=True)
 
 
 def one_thread() -> None:

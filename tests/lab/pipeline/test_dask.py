@@ -144,6 +144,35 @@ def test_a_dying_worker_is_retried_once(cluster, graded_class, tmp_path, faulty)
     _wait_for_workers(cluster["address"], 2)  # the nannies restart what died
 
 
+def _scratch_folders(address):
+    """{worker: [its autograder scratch folders]}, and whether each is in Dask's own folder."""
+    from distributed import Client
+
+    def look(dask_worker):
+        mine = Path(dask_worker.local_directory)
+        return [str(p) for p in mine.glob("autograder-*")], str(mine)
+
+    with Client(address, timeout=30) as client:
+        return client.run(look)
+
+
+def test_a_worker_keeps_one_scratch_gradebook_in_dask_folder(cluster, graded_class, tmp_path):
+    """Two runs of other settings: one scratch gradebook a worker, where Dask removes it?"""
+    subs = tmp_path / "subs"
+    _copy_students(graded_class, ["honest", "victim"], subs)  # for both workers, mostly
+    for timeout in ("7", "8"):  # settings differ: each run builds its own
+        done = lab.grade_command(
+            subs, graded_class["course"], tmp_path / timeout, "--timeout", timeout,
+            "--dry-run", "--scheduler", cluster["address"],
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+    found = _scratch_folders(cluster["address"])
+    assert sum(len(folders) for folders, _ in found.values()) >= 1, found
+    for folders, dask_folder in found.values():
+        assert len(folders) <= 1, found  # the other run's was removed with its sandbox
+        assert all(f.startswith(dask_folder + os.sep) for f in folders), found
+
+
 def test_unreachable_scheduler_is_one_line(tmp_path, graded_class):
     """Does a scheduler nobody runs give one line and exit 2, not a traceback?"""
     subs = tmp_path / "subs"

@@ -6,7 +6,10 @@ left; the other tests start a sandbox directly and look at it from outside.
 """
 
 import ast
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -179,3 +182,59 @@ def test_stand_in_calls_are_bounded_and_errors_are_data(student):
     assert not too_big["ok"] and "bytes" in too_big["evalue"], too_big
     refused = _call(student, "fails", 1, stand_ins={"helper": refuse})
     assert (refused["ename"], refused["evalue"]) == ("AssertionError", "helper refuses")
+
+
+# Run where namespaces are refused (the seccomp filter student code gets, put on
+# the grader itself), so bubblewrap cannot start either: each student then gets
+# a private folder in the sandbox's own, instead of a fresh /tmp.
+WITHOUT_NAMESPACES = """
+import json, os, sys, tempfile
+from autograder.sandbox import Limits, Sandbox, syscalls
+syscalls.install()
+sandbox = Sandbox()
+said = {"scratch": sandbox.scratch}
+
+def run(source):
+    student = sandbox.spawn({"lab_checks.py": "# helper\\n"}, Limits())
+    reply = student.request({"op": "run", "source": source}, 30)
+    said.setdefault("unprotected", student.unprotected)
+    student.close()
+    return "".join(o.get("text", "") for o in reply["outputs"] if o["output_type"] == "stream")
+
+said["first"] = json.loads(run(
+    "import json, os, tempfile\\n"
+    "open('answers.txt', 'w').write('mine')\\n"
+    "made = tempfile.mkdtemp()\\n"
+    "os.chmod(made, 0)\\n"  # a folder its owner cannot read: removed all the same
+    "print(json.dumps([os.getcwd(), made, os.environ['HOME']]))"
+))
+said["second"] = json.loads(run(
+    "import json, os\\n"
+    "first = json.loads(%r)\\n"
+    "print(json.dumps([os.path.lexists(p) for p in first] + [os.getcwd() == first[0]]))"
+    % json.dumps(said["first"])
+))
+sandbox.close()
+said["scratch_left"] = os.path.lexists(said["scratch"])
+print(json.dumps(said))
+"""
+
+
+def test_without_namespaces_nothing_a_student_wrote_outlives_it(tmp_path):
+    """Without namespaces: a student's folder gone before the next starts, all gone at close?"""
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    env = {**os.environ, "TMPDIR": str(temporary), "PYTHONPATH": str(lab.ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", WITHOUT_NAMESPACES], capture_output=True, text=True, env=env,
+        timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    said = json.loads(done.stdout.strip().splitlines()[-1])
+    assert any(p.startswith("namespaces") for p in said["unprotected"]), said
+    home, made, env_home = said["first"]
+    assert home == env_home and home.startswith(said["scratch"] + os.sep)
+    assert made.startswith(home + os.sep)  # its temporary files are in its own folder
+    assert said["second"] == [False, False, False, False]  # gone, and not given again
+    assert not said["scratch_left"]
+    assert list(temporary.iterdir()) == []  # nothing left where the grader makes folders

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 import zipfile
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -251,11 +252,14 @@ def test_honest_work_scores_the_same_without_namespaces(
     grade = [sys.executable, "-m", "autograder", "grade", str(submissions), "--out",
              str(tmp_path / "out"), "--dry-run"]  # fmt: skip
     wrapped = f"import os, sys; from autograder.sandbox import syscalls; syscalls.install(); os.execv(sys.executable, {grade!r})"
+    left_before = set(Path("/tmp").glob("autograder-students-*"))
     done = subprocess.run(
         [sys.executable, "-c", wrapped], capture_output=True, text=True, timeout=600
     )
     assert done.returncode == 0, done.stderr
     assert "namespaces" in done.stderr + done.stdout  # it really ran without them
+    # the students' private folders, and the sandboxes' that held them, all removed
+    assert set(Path("/tmp").glob("autograder-students-*")) <= left_before
     rows = {r["student_id"]: r for r in results.read_csv(tmp_path / "out" / "grades.csv")}
     for name in correct:
         row = rows[name.replace("/", "--")]
