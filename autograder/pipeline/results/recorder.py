@@ -154,9 +154,7 @@ class Recorder:
             if nb is not None and found is None:  # not decided by the worker: decide here
                 found = rows.auto_grades(nbformat.from_dict(nb))
             graded[Path(notebook_name).stem] = found if nb is not None else None
-        writer.check(graded)  # before anything of the student is written
-        writer.student(sid, **known)
-        written = writer.save(sid, timestamp, extension, graded)
+        written = writer.save(sid, known, timestamp, extension, graded)
         if written is not None and not writer.maybe_late(timestamp):
             return written
         self.gradebook.db.flush()

@@ -139,7 +139,7 @@ class Rows:
             if unknown:
                 raise KeyError(f"{stem}: no such cells in the gradebook: {', '.join(unknown)}")
 
-    def student(self, student_id: str, **known: str | None) -> None:
+    def _student(self, student_id: str, known: dict[str, str | None]) -> None:
         """``update_or_create_student``: the student, with what is known of them."""
         table = Student.__table__
         exists = self.session.execute(select(Student.id).where(Student.id == student_id)).first()
@@ -151,21 +151,25 @@ class Rows:
     def save(
         self,
         student_id: str,
+        known: dict[str, str | None],
         timestamp: datetime | None,
         extension: timedelta | None,
         notebooks: dict[str, AutoGrades | None],
     ) -> Written | None:
         """Record one student's grading, as stock ``autograde`` would from scratch or again.
 
-        notebooks: ``{notebook stem: AutoGrades, or None for a notebook not
-        graded}`` (every grade of it 0, nothing left to grade by hand).
-        extension: the student's extension, kept on the submission.
-        What the gradebook then holds, for a student recorded for the first
-        time; None when they were recorded before (a TA's grades and comments,
-        kept, are then read back with the rest). Raises KeyError for a cell the
-        gradebook does not know, where nbgrader raises MissingEntry.
+        known: what is known of the student (``update_or_create_student``'s
+        keywords: names, email, LMS id). notebooks: ``{notebook stem:
+        AutoGrades, or None for a notebook not graded}`` (every grade of it 0,
+        nothing left to grade by hand). extension: the student's extension,
+        kept on the submission. What the gradebook then holds, for a student
+        recorded for the first time; None when they were recorded before (a
+        TA's grades and comments, kept, are then read back with the rest).
+        Raises KeyError, before anything of the student is written, for a cell
+        the gradebook does not know, where nbgrader raises MissingEntry.
         """
         self.check(notebooks)
+        self._student(student_id, known)
         stamp = utils.parse_utc(timestamp)
         found = self.session.execute(
             select(SubmittedAssignment.id).where(
