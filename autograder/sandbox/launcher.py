@@ -241,7 +241,7 @@ def _students_folder(owner: int, others: bool) -> str:
 
 
 def remove_students_folders(owner: int) -> None:
-    """Remove the folders of :func:`_students_folder` that the run of ``owner`` left.
+    """Remove the students' folders of sandboxes without bubblewrap that ``owner``'s run left.
 
     A worker process ends without closing its sandbox (a pool's worker exits
     or is killed), so the run's main process removes them once its workers are
