@@ -185,16 +185,23 @@ def remove_tree(folder: str) -> None:
     is first given back to its owner (symbolic links are never followed: their
     targets are not this folder's). Root ignores modes and needs no such pass.
     """
+    if os.path.islink(folder):
+        return
     if os.geteuid() != 0:
+        _give_back(folder)
         for top, folders, _ in os.walk(folder):
             for name in folders:
-                path = os.path.join(top, name)
-                if not os.path.islink(path):
-                    try:
-                        os.chmod(path, 0o700)
-                    except OSError:
-                        pass
+                _give_back(os.path.join(top, name))
     shutil.rmtree(folder, ignore_errors=True)
+
+
+def _give_back(path: str) -> None:
+    """Make the folder ``path`` its owner's to list and empty again (never through a link)."""
+    if not os.path.islink(path):
+        try:
+            os.chmod(path, 0o700)
+        except OSError:
+            pass
 
 
 class CapHeader(ctypes.Structure):

@@ -206,7 +206,8 @@ said["first"] = json.loads(run(
     "open('answers.txt', 'w').write('mine')\\n"
     "made = tempfile.mkdtemp()\\n"
     "os.chmod(made, 0)\\n"  # a folder its owner cannot read: removed all the same
-    "print(json.dumps([os.getcwd(), made, os.environ['HOME']]))"
+    "print(json.dumps([os.getcwd(), made, os.environ['HOME']]))\\n"
+    "os.chmod('.', 0)\\n"  # and its own folder too
 ))
 said["second"] = json.loads(run(
     "import json, os\\n"
