@@ -119,6 +119,7 @@ def test_class_through_dask_equals_local(cluster, graded_class, tmp_path):
     assert differ == [], [(s, rows[s]["status"], local[s]["status"]) for s in differ]
     for sid in ("honest", "victim"):
         assert (out / "feedback" / f"{sid}.html").read_text().count("test_") > 10
+    assert _one_scratch_each_in_dask_folder(cluster["address"]) == 2  # both workers graded
 
 
 @pytest.mark.parametrize("faulty", ["die_once", "die_always"])
@@ -142,6 +143,8 @@ def test_a_dying_worker_is_retried_once(cluster, graded_class, tmp_path, faulty)
         assert row["status"] == "grader_error"
         assert "died" in (out / "feedback" / f"{faulty}.html").read_text()
     _wait_for_workers(cluster["address"], 2)  # the nannies restart what died
+    # the worker that lived graded the class before, with other settings
+    _one_scratch_each_in_dask_folder(cluster["address"])
 
 
 def _scratch_folders(address):
@@ -156,21 +159,13 @@ def _scratch_folders(address):
         return client.run(look)
 
 
-def test_a_worker_keeps_one_scratch_gradebook_in_dask_folder(cluster, graded_class, tmp_path):
-    """Two runs of other settings: one scratch gradebook a worker, where Dask removes it?"""
-    subs = tmp_path / "subs"
-    _copy_students(graded_class, ["honest", "victim"], subs)  # for both workers, mostly
-    for timeout in ("7", "8"):  # settings differ: each run builds its own
-        done = lab.grade_command(
-            subs, graded_class["course"], tmp_path / timeout, "--timeout", timeout,
-            "--dry-run", "--scheduler", cluster["address"],
-        )  # fmt: skip
-        assert done.returncode == 0, done.stderr[-3000:]
-    found = _scratch_folders(cluster["address"])
-    assert sum(len(folders) for folders, _ in found.values()) >= 1, found
+def _one_scratch_each_in_dask_folder(address):
+    """Does each worker hold at most one scratch gradebook, in the folder Dask removes?"""
+    found = _scratch_folders(address)
     for folders, dask_folder in found.values():
-        assert len(folders) <= 1, found  # the other run's was removed with its sandbox
+        assert len(folders) <= 1, found  # a run of other settings removed the one before
         assert all(f.startswith(dask_folder + os.sep) for f in folders), found
+    return sum(len(folders) for folders, _ in found.values())
 
 
 def test_unreachable_scheduler_is_one_line(tmp_path, graded_class):
@@ -213,6 +208,7 @@ def test_ctrl_c_stops_the_cluster_too(cluster, graded_class, tmp_path):
     while ZYGOTE in _processes() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert ZYGOTE not in _processes()
+    _one_scratch_each_in_dask_folder(cluster["address"])
 
 
 def _processes():
