@@ -394,9 +394,12 @@ class Sandbox:
             ended.close()
             raise
         unprotected = list(hello.get("unprotected", []))
+        private = str(hello.get("private") or "")  # said before any student code ran
+        mine_to_remove = self.scratch is not None and os.path.dirname(private) == self.scratch
         return Student(
-            self, mine, int(hello["pid"]), unprotected, ended, cpu_seconds=limits.cpu_seconds
-        )
+            self, mine, int(hello["pid"]), unprotected, ended, cpu_seconds=limits.cpu_seconds,
+            private=private if mine_to_remove else None,
+        )  # fmt: skip
 
     def signal(self, pid: int, number: int) -> None:
         """Have the zygote send signal ``number`` to its child ``pid``."""
@@ -513,6 +516,7 @@ class Student:
     cpu_seconds: float = Limits.cpu_seconds  # its CPU limit: a kill past it is its own doing
     dead: bool = False
     sent: int = 0  # requests so far; each reply must carry its request's number
+    private: str | None = None  # its own folder in the sandbox's, where it has no namespaces
 
     @property
     def namespaced(self) -> bool:
@@ -650,6 +654,8 @@ class Student:
                 except OSError:
                     pass
             self.ended.close()
+        if self.private is not None:  # its watcher removed it, unless the student killed it
+            remove_tree(self.private)
 
 
 def die_with_parent(parent_pid: int | None) -> None:

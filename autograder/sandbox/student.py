@@ -570,7 +570,8 @@ def child(
         if isinstance(set_up_said, dict):
             wire.send(sock, {"pid": inner, "failed": str(set_up_said.get("failed"))})
         else:
-            wire.send(sock, {"pid": inner, "unprotected": problems + list(set_up_said)})
+            said = {"pid": inner, "unprotected": problems + list(set_up_said)}
+            wire.send(sock, said | ({"private": private} if private else {}))
         sock.close()
         _, status, usage = os.wait4(inner, 0)
         if private is not None:

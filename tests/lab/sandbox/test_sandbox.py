@@ -209,11 +209,17 @@ said["first"] = json.loads(run(
     "print(json.dumps([os.getcwd(), made, os.environ['HOME']]))\\n"
     "os.chmod('.', 0)\\n"  # and its own folder too
 ))
+said["killer"] = json.loads(run(  # kills the process that would remove its folder
+    "import json, os, signal\\n"
+    "open('answers.txt', 'w').write('mine')\\n"
+    "print(json.dumps(os.getcwd()))\\n"
+    "os.kill(os.getppid(), signal.SIGKILL)\\n"
+))
 said["second"] = json.loads(run(
     "import json, os\\n"
     "first = json.loads(%r)\\n"
     "print(json.dumps([os.path.lexists(p) for p in first] + [os.getcwd() == first[0]]))"
-    % json.dumps(said["first"])
+    % json.dumps(said["first"] + [said["killer"]])
 ))
 sandbox.close()
 said["scratch_left"] = os.path.lexists(said["scratch"])
@@ -236,6 +242,6 @@ def test_without_namespaces_nothing_a_student_wrote_outlives_it(tmp_path):
     home, made, env_home = said["first"]
     assert home == env_home and home.startswith(said["scratch"] + os.sep)
     assert made.startswith(home + os.sep)  # its temporary files are in its own folder
-    assert said["second"] == [False, False, False, False]  # gone, and not given again
+    assert said["second"] == [False] * 5  # gone, and not given again
     assert not said["scratch_left"]
     assert list(temporary.iterdir()) == []  # nothing left where the grader makes folders
