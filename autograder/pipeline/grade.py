@@ -51,7 +51,7 @@ from autograder.pipeline.results import NOT_FINISHED, ClassFolder, Outcome, Stor
 from autograder.pipeline.settings import MEMORY, WALL, GradingLimits
 from autograder.pipeline.submissions import collect, lateness
 from autograder.pipeline.submissions.collect import Submission
-from autograder.sandbox.launcher import remove_students_folders
+from autograder.sandbox.launcher import remove_students_folders, remove_user_files, run_uid
 
 _log = logging.getLogger(__name__)
 
@@ -232,6 +232,8 @@ def _run_locked(request: Request) -> ClassGrades:
             signal.signal(signal.SIGTERM, previous)
             pools.close(executor)
             remove_students_folders(os.getpid())  # what the workers' sandboxes left
+            if os.geteuid() == 0:  # what students without a filesystem sandbox left
+                remove_user_files(run_uid(os.getpid()))
     # Read back from disk one at a time, in student order: nothing of the class is held.
     everyone = [sub.student_id for sub in found]
     if kept:  # --student: the class as DIR held it, with these students graded again

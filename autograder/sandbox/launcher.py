@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -253,6 +253,38 @@ def remove_students_folders(owner: int) -> None:
                 remove_tree(str(folder))
 
 
+#: where any user may write: where a student without a filesystem sandbox can leave files
+SHARED_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm")
+
+
+def remove_user_files(uid: int, places: Sequence[str] = SHARED_WRITABLE) -> int:
+    """Remove what ``uid`` left at the top of ``places``; how many entries it removed.
+
+    For a run's own uid (:func:`run_uid`), once the run's students are gone:
+    without a filesystem sandbox a student can write wherever any user may,
+    and a file left there (readable by everyone, by default) would outlive the
+    run for the next one's students to read. Nothing of another uid is touched.
+    """
+    removed = 0
+    for place in places:
+        try:
+            entries = list(os.scandir(place))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.stat(follow_symlinks=False).st_uid != uid:
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    remove_tree(entry.path)
+                else:
+                    os.unlink(entry.path)
+                removed += 1
+            except OSError:
+                pass
+    return removed
+
+
 def _reachable_by_others(folder: str) -> bool:
     """May any user pass through ``folder`` and every folder above it?"""
     path = Path(folder).resolve()
@@ -299,7 +331,8 @@ class Sandbox:
                 self.unprotected.append(f"bubblewrap did not start ({why})")
         # Without bubblewrap the student still never runs as root: each child drops
         # to the run's own uid (with no capabilities, no_new_privs and the seccomp
-        # filter), so it reads only what any user may read and writes only its scratch.
+        # filter), so it reads and writes only what any user may; what it leaves in
+        # the shared places is removed when the run ends (remove_user_files).
         self.uid = unprivileged if os.geteuid() == 0 else None
         who = "nobody" if self.uid is not None else "the grader's own user"
         self.unprotected.append(

@@ -50,7 +50,12 @@ from autograder.pipeline.course.assignment import Assignment, config_files, find
 from autograder.pipeline.files import write_atomic
 from autograder.pipeline.results import ClassFolder
 from autograder.pipeline.settings import GradingLimits
-from autograder.sandbox.launcher import kill_user, remove_students_folders, run_uid
+from autograder.sandbox.launcher import (
+    kill_user,
+    remove_students_folders,
+    remove_user_files,
+    run_uid,
+)
 
 _log = logging.getLogger(__name__)
 
@@ -495,6 +500,8 @@ def run(root: Path | str = GRADESCOPE_ROOT, course: Path | str | None = None) ->
             results["tests"][-1]["output"] += f"\n{note}"
     for owner in (os.getpid(), *helpers):
         remove_students_folders(owner)
+        if os.geteuid() == 0:
+            remove_user_files(run_uid(owner))
     results["execution_time"] = round(time.monotonic() - started)
     write_atomic(results_path, json.dumps(results, indent=2))
     return results
