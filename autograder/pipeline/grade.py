@@ -51,7 +51,12 @@ from autograder.pipeline.results import NOT_FINISHED, ClassFolder, Outcome, Stor
 from autograder.pipeline.settings import MEMORY, WALL, GradingLimits
 from autograder.pipeline.submissions import collect, lateness
 from autograder.pipeline.submissions.collect import Submission
-from autograder.sandbox.launcher import remove_students_folders, remove_user_files, run_uid
+from autograder.sandbox.launcher import (
+    SHARED_WRITABLE,
+    remove_students_folders,
+    remove_user_files,
+    run_uid,
+)
 
 _log = logging.getLogger(__name__)
 
@@ -233,7 +238,7 @@ def _run_locked(request: Request) -> ClassGrades:
             pools.close(executor)
             remove_students_folders(os.getpid())  # what the workers' sandboxes left
             if os.geteuid() == 0:  # what students without a filesystem sandbox left
-                remove_user_files(run_uid(os.getpid()))
+                _remove_left_files()
     # Read back from disk one at a time, in student order: nothing of the class is held.
     everyone = [sub.student_id for sub in found]
     if kept:  # --student: the class as DIR held it, with these students graded again
@@ -279,6 +284,16 @@ def _chosen(
         )
     kept = [s for s in state.student_ids() if s not in students]
     return [by_id[s] for s in students], kept
+
+
+def _remove_left_files() -> None:
+    """Remove what this run's students left where any user may write, and say so."""
+    removed = remove_user_files(run_uid(os.getpid()))
+    if removed:
+        _log.warning(
+            f"removed {removed} file(s) or folder(s) this run's students left where any "
+            f"user may write ({', '.join(SHARED_WRITABLE)})"
+        )
 
 
 def _interrupt(signum: int, frame: Any) -> None:

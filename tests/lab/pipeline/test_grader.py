@@ -199,6 +199,8 @@ def test_nothing_outside_the_sandbox_changed(graded_class):
     """Are the course's source, release, config and every submission byte-identical after?"""
     assert graded_class["after"] == graded_class["before"]
     assert not Path("/tmp/pwned").exists()
+    # nothing was left where any user may write, for the run to remove either
+    assert "where any user may write" not in graded_class["done"].stderr
 
 
 def test_network_heard_nothing(graded_class):

@@ -6,10 +6,12 @@ command: trial runs with other limits, dry runs, and two runs at once.
 
 import csv
 import html
+import os
 import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -66,12 +68,29 @@ def test_trial_run_then_default_run_agree(small_class):
     assert gradebook_scores(course_dir) == csv_scores(base / "grades")
 
 
+# As root, a file in /tmp owned by the run's own uid, as a student without a
+# filesystem sandbox would leave it, then the command (exec keeps the pid: the uid).
+PLANT_THEN_GRADE = (
+    "import os, sys; from autograder.sandbox.launcher import run_uid\n"
+    "if os.geteuid() == 0:\n"
+    "    open(sys.argv[1], 'w').write('left'); os.chown(sys.argv[1], run_uid(os.getpid()), -1)\n"
+    "os.execv(sys.executable, [sys.executable, '-m', 'autograder', *sys.argv[2:]])"
+)
+
+
 def test_dry_run_leaves_the_course_alone(small_class):
-    """Does --dry-run grade into its folder only, the course gradebook and folders untouched?"""
+    """Does --dry-run grade into its folder only, the course untouched, students' leftovers gone?"""
     course_dir, subs, base = small_class
     before = tree_hash(course_dir)
-    done = lab.grade_command(subs, course_dir, base / "dry", "--dry-run")
+    left = Path("/tmp") / f"left-by-a-student-{base.name}"
+    done = subprocess.run(
+        [sys.executable, "-c", PLANT_THEN_GRADE, str(left), "grade", str(subs), "--course",
+         str(course_dir), "--out", str(base / "dry"), "--jobs", "2", "--dry-run"],
+        capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
+    if os.geteuid() == 0:  # a dry run too removes what the run's students left, and says so
+        assert not left.exists() and "1 file(s) or folder(s)" in done.stderr, done.stderr
     assert tree_hash(course_dir, skip={".grading.lock"}) == before  # the gradebook too
     assert not (course_dir / "autograded").exists()
     assert (base / "dry" / "autograded" / lab.submission_path("ada")).exists()
