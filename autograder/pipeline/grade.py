@@ -51,12 +51,12 @@ from autograder.pipeline.results import NOT_FINISHED, ClassFolder, Outcome, Stor
 from autograder.pipeline.settings import MEMORY, WALL, GradingLimits
 from autograder.pipeline.submissions import collect, lateness
 from autograder.pipeline.submissions.collect import Submission
-from autograder.sandbox.launcher import (
+from autograder.sandbox.clean_up import (
     SHARED_WRITABLE,
     remove_students_folders,
     remove_user_files,
-    run_uid,
 )
+from autograder.sandbox.launcher import run_uid
 
 _log = logging.getLogger(__name__)
 

@@ -23,13 +23,19 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from autograder.sandbox import wire
-from autograder.sandbox.student import PR_SET_PDEATHSIG, c_library, remove_tree
+from autograder.sandbox.clean_up import (
+    STUDENTS_FOLDER,
+    kill_until_gone,
+    process_owner,
+    remove_tree,
+)
+from autograder.sandbox.student import PR_SET_PDEATHSIG, c_library
 
 ZYGOTE = "autograder.sandbox.student import zygote"  #: in every sandbox's command line
 GRACE = 3.0  #: seconds an interrupted cell gets to stop before its process is killed
@@ -79,7 +85,9 @@ class Limits:
 
     def for_child(self, uid: int) -> dict[str, int]:
         """The limits as the child applies them (processes counted for ``uid``)."""
-        mine = sum(1 for p in Path("/proc").iterdir() if p.name.isdigit() and _owner(p) == uid)
+        mine = sum(
+            1 for p in Path("/proc").iterdir() if p.name.isdigit() and process_owner(p) == uid
+        )
         return {
             "memory": self.memory,
             "file_size": self.file_size,
@@ -87,13 +95,6 @@ class Limits:
             "scratch_mb": self.scratch_mb,
             "cpu_seconds": self.cpu_seconds,
         }
-
-
-def _owner(proc_dir: Path) -> int | None:
-    try:
-        return proc_dir.stat().st_uid
-    except OSError:
-        return None
 
 
 def _pids_cgroup(maximum: int) -> Path | None:
@@ -132,9 +133,10 @@ def run_uid(owner_pid: int) -> int:
     """The uid student code of the grading run whose main process is ``owner_pid`` runs as.
 
     A uid no account and no other run uses (two runs never share a main
-    process's pid), with no rights beyond "other": so cleaning up after a
-    run (:func:`kill_user`) reaches only what that run started, never the
-    host's ``nobody`` processes or another grader's students.
+    process's pid), with no rights beyond "other": so cleaning up after a run
+    (:func:`~autograder.sandbox.clean_up.kill_user`) reaches only what that
+    run started, never the host's ``nobody`` processes or another grader's
+    students.
     """
     return RUN_UIDS + owner_pid
 
@@ -215,9 +217,6 @@ def _environment() -> dict[str, str]:
     return env
 
 
-STUDENTS_FOLDER = "autograder-students-"  #: then the run's main process's pid and a dash
-
-
 def _students_folder(owner: int, others: bool) -> str:
     """A new folder for a sandbox without bubblewrap: its home, its caches, its students'.
 
@@ -238,51 +237,6 @@ def _students_folder(owner: int, others: bool) -> str:
         os.mkdir(os.path.join(folder, cache), 0o755)
     os.chmod(folder, 0o1733 if others else 0o700)
     return folder
-
-
-def remove_students_folders(owner: int) -> None:
-    """Remove the students' folders of sandboxes without bubblewrap that ``owner``'s run left.
-
-    A worker process ends without closing its sandbox (a pool's worker exits
-    or is killed), so the run's main process removes them once its workers are
-    gone: only its own (its pid in the name, its uid as owner).
-    """
-    for base in {tempfile.gettempdir(), "/tmp"}:
-        for folder in Path(base).glob(f"{STUDENTS_FOLDER}{owner}-*"):
-            if not folder.is_symlink() and folder.is_dir() and folder.stat().st_uid == os.geteuid():
-                remove_tree(str(folder))
-
-
-#: where any user may write: where a student without a filesystem sandbox can leave files
-SHARED_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm")
-
-
-def remove_user_files(uid: int, places: Sequence[str] = SHARED_WRITABLE) -> int:
-    """Remove what ``uid`` left at the top of ``places``; how many entries it removed.
-
-    For a run's own uid (:func:`run_uid`), once the run's students are gone:
-    without a filesystem sandbox a student can write wherever any user may,
-    and a file left there (readable by everyone, by default) would outlive the
-    run for the next one's students to read. Nothing of another uid is touched.
-    """
-    removed = 0
-    for place in places:
-        try:
-            entries = list(os.scandir(place))
-        except OSError:
-            continue
-        for entry in entries:
-            try:
-                if entry.stat(follow_symlinks=False).st_uid != uid:
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    remove_tree(entry.path)
-                else:
-                    os.unlink(entry.path)
-                removed += 1
-            except OSError:
-                pass
-    return removed
 
 
 def _reachable_by_others(folder: str) -> bool:
@@ -464,28 +418,6 @@ class Sandbox:
             remove_tree(self.scratch)
 
 
-def _kill_until_gone(alive: Callable[[], list[int]], wait: float) -> list[int]:
-    """SIGKILL the processes ``alive()`` lists until it lists none (or ``wait`` s pass).
-
-    Returns every pid it found: a process can start another while its siblings
-    are killed, so the list is asked for again until it is empty.
-    """
-    found: set[int] = set()
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        pids = alive()
-        if not pids:
-            break
-        found.update(pids)
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        time.sleep(0.05)
-    return sorted(found)
-
-
 def _kill_cgroup(group: Path | None, wait: float = 5.0) -> None:
     """SIGKILL every process in a pids cgroup, until none is left (or ``wait`` runs out)."""
 
@@ -499,24 +431,7 @@ def _kill_cgroup(group: Path | None, wait: float = 5.0) -> None:
         except (OSError, ValueError):
             return []
 
-    _kill_until_gone(members, wait)
-
-
-def kill_user(uid: int, wait: float = 5.0) -> list[int]:
-    """SIGKILL every process of ``uid`` until none is left; the pids that were found.
-
-    For a run's own uid (:func:`run_uid`), which runs nothing but that run's
-    student code.
-    """
-
-    def owned() -> list[int]:
-        return [
-            int(p.name)
-            for p in Path("/proc").iterdir()
-            if p.name.isdigit() and _owner(p) == uid and int(p.name) != os.getpid()
-        ]
-
-    return _kill_until_gone(owned, wait)
+    kill_until_gone(members, wait)
 
 
 def _remove_cgroup(group: Path | None, wait: float = 2.0) -> None:

@@ -26,7 +26,6 @@ import json
 import os
 import re
 import resource
-import shutil
 import signal
 import socket
 import sys
@@ -37,6 +36,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from autograder.sandbox import syscalls, wire
+from autograder.sandbox.clean_up import remove_tree
 from autograder.sandbox.outputs import Budget, OutputStream, error_output, finish, shorten
 
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
@@ -176,32 +176,6 @@ def write_files(folder: str, files: dict[str, str]) -> None:
     for name, text in files.items():
         with open(os.path.join(folder, os.path.basename(name)), "w") as handle:
             handle.write(text)
-
-
-def remove_tree(folder: str) -> None:
-    """Delete ``folder`` and everything in it, folders its owner made unreadable included.
-
-    Not as root, a folder of mode 000 stops ``shutil.rmtree``, so every folder
-    is first given back to its owner (symbolic links are never followed: their
-    targets are not this folder's). Root ignores modes and needs no such pass.
-    """
-    if os.path.islink(folder):
-        return
-    if os.geteuid() != 0:
-        _give_back(folder)
-        for top, folders, _ in os.walk(folder):
-            for name in folders:
-                _give_back(os.path.join(top, name))
-    shutil.rmtree(folder, ignore_errors=True)
-
-
-def _give_back(path: str) -> None:
-    """Make the folder ``path`` its owner's to list and empty again (never through a link)."""
-    if not os.path.islink(path):
-        try:
-            os.chmod(path, 0o700)
-        except OSError:
-            pass
 
 
 class CapHeader(ctypes.Structure):

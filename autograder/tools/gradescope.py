@@ -50,12 +50,8 @@ from autograder.pipeline.course.assignment import Assignment, config_files, find
 from autograder.pipeline.files import write_atomic
 from autograder.pipeline.results import ClassFolder
 from autograder.pipeline.settings import GradingLimits
-from autograder.sandbox.launcher import (
-    kill_user,
-    remove_students_folders,
-    remove_user_files,
-    run_uid,
-)
+from autograder.sandbox.clean_up import kill_user, remove_students_folders, remove_user_files
+from autograder.sandbox.launcher import run_uid
 
 _log = logging.getLogger(__name__)
 

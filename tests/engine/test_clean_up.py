@@ -4,7 +4,8 @@ import os
 
 import pytest
 
-from autograder.sandbox.launcher import RUN_UIDS, remove_user_files
+from autograder.sandbox.clean_up import remove_user_files
+from autograder.sandbox.launcher import RUN_UIDS
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0, reason="students run as a uid of their own only when grading as root"
