@@ -26,7 +26,7 @@ import logging
 import os
 import resource
 import signal
-import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,12 +51,7 @@ from autograder.pipeline.results import NOT_FINISHED, ClassFolder, Outcome, Stor
 from autograder.pipeline.settings import MEMORY, WALL, GradingLimits
 from autograder.pipeline.submissions import collect, lateness
 from autograder.pipeline.submissions.collect import Submission
-from autograder.sandbox.clean_up import (
-    SHARED_WRITABLE,
-    remove_students_folders,
-    remove_user_files,
-)
-from autograder.sandbox.launcher import run_uid
+from autograder.sandbox.clean_up import SHARED_WRITABLE, after_run, remove_tree
 
 _log = logging.getLogger(__name__)
 
@@ -209,18 +204,18 @@ def _run_locked(request: Request) -> ClassGrades:
         f"{len(found) - len(todo)} unchanged since the last run",
         extra=log.TO_STDERR,
     )
-    with tempfile.TemporaryDirectory(prefix="grading-") as scratch:
+    with _scratch(out) as scratch:
         # Workers read a copy of the gradebook, made while they start up.
         settings = worker.WorkerSettings(
             course_root=str(chosen.root),
             assignment_id=chosen.id,
-            db_url=sqlite_url(Path(scratch) / "gradebook.db"),
+            db_url=sqlite_url(scratch / "gradebook.db"),
             limits=request.limits,
             owner_pid=os.getpid(),
         )
         # A scheduler's or a `timeout` command's SIGTERM stops grading as Ctrl-C does.
         previous = signal.signal(signal.SIGTERM, _interrupt)
-        recording = Recording(chosen, out, Path(scratch), columns, request.settings, ledger)
+        recording = Recording(chosen, out, scratch, columns, request.settings, ledger)
         executor = pools.make(settings, request.jobs, request.scheduler, sources_hash(chosen))
         try:
             recording.grade_all(todo, executor)
@@ -236,9 +231,7 @@ def _run_locked(request: Request) -> ClassGrades:
         finally:
             signal.signal(signal.SIGTERM, previous)
             pools.close(executor)
-            remove_students_folders(os.getpid())  # what the workers' sandboxes left
-            if os.geteuid() == 0:  # what students without a filesystem sandbox left
-                _remove_left_files()
+            _clean_up()
     # Read back from disk one at a time, in student order: nothing of the class is held.
     everyone = [sub.student_id for sub in found]
     if kept:  # --student: the class as DIR held it, with these students graded again
@@ -286,9 +279,30 @@ def _chosen(
     return [by_id[s] for s in students], kept
 
 
-def _remove_left_files() -> None:
-    """Remove what this run's students left where any user may write, and say so."""
-    removed = remove_user_files(run_uid(os.getpid()))
+@contextlib.contextmanager
+def _scratch(out: ClassFolder) -> Iterator[Path]:
+    """The run's scratch folder, the grader's alone (mode 0700), gone when the run ends.
+
+    Made afresh under the output folder's lock: what a run killed outright
+    left there is replaced, and no other run's can be touched.
+    """
+    folder = out.scratch
+    remove_tree(str(folder))
+    folder.mkdir(mode=0o700)
+    try:
+        yield folder
+    finally:
+        remove_tree(str(folder))
+
+
+def _clean_up() -> None:
+    """Once the workers are gone, remove what this run's students left, and say so.
+
+    The students' folders of the workers' sandboxes are clutter; a file left
+    where any user may write is worth a warning: only a student without a
+    filesystem sandbox can leave one there.
+    """
+    removed = after_run(os.getpid())
     if removed:
         _log.warning(
             f"removed {removed} file(s) or folder(s) this run's students left where any "

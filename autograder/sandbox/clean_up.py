@@ -1,9 +1,9 @@
 """What a grading run leaves behind, and how it goes: only what the run itself started.
 
 Every function here touches nothing but what it is told belongs to one run:
-the processes and files of that run's own uid
-(:func:`~autograder.sandbox.launcher.run_uid`), or the folders its sandboxes
-made, named after its main process. Links are never followed.
+the processes and files of that run's own uid (:func:`run_uid`), or the
+folders its sandboxes made, named after its main process. Links are never
+followed.
 """
 
 from __future__ import annotations
@@ -16,10 +16,34 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+RUN_UIDS = 3_000_000_000  #: the first of the uids student code runs as, when grading as root
 STUDENTS_FOLDER = "autograder-students-"  #: then the run's main process's pid and a dash
 
 #: where any user may write: where a student without a filesystem sandbox can leave files
 SHARED_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm")
+
+
+def run_uid(owner_pid: int) -> int:
+    """The uid student code of the grading run whose main process is ``owner_pid`` runs as.
+
+    A uid no account and no other run uses (two runs never share a main
+    process's pid), with no rights beyond "other": so cleaning up after a run
+    (:func:`kill_user`, :func:`after_run`) reaches only what that run started,
+    never the host's ``nobody`` processes or another grader's students.
+    """
+    return RUN_UIDS + owner_pid
+
+
+def after_run(owner: int) -> int:
+    """Remove what the run whose main process is ``owner`` left once its students are gone.
+
+    Its sandboxes' students' folders always; as root, also whatever its uid
+    (:func:`run_uid`) left where any user may write (:data:`SHARED_WRITABLE`).
+    Returns how many entries of the shared places were removed: a run's
+    students leave none there unless they wrote outside a filesystem sandbox.
+    """
+    remove_students_folders(owner)
+    return remove_user_files(run_uid(owner)) if os.geteuid() == 0 else 0
 
 
 def remove_tree(folder: str) -> None:

@@ -34,6 +34,7 @@ from autograder.sandbox.clean_up import (
     kill_until_gone,
     process_owner,
     remove_tree,
+    run_uid,
 )
 from autograder.sandbox.student import PR_SET_PDEATHSIG, c_library
 
@@ -126,19 +127,6 @@ ETC = (
     "passwd", "group", "nsswitch.conf", "mime.types", "fonts", "matplotlibrc",
     "python3", "python3.11", "python3.12", "python3.13", "python3.14",
 )  # fmt: skip
-RUN_UIDS = 3_000_000_000  #: the first of the uids student code runs as, when grading as root
-
-
-def run_uid(owner_pid: int) -> int:
-    """The uid student code of the grading run whose main process is ``owner_pid`` runs as.
-
-    A uid no account and no other run uses (two runs never share a main
-    process's pid), with no rights beyond "other": so cleaning up after a run
-    (:func:`~autograder.sandbox.clean_up.kill_user`) reaches only what that
-    run started, never the host's ``nobody`` processes or another grader's
-    students.
-    """
-    return RUN_UIDS + owner_pid
 
 
 def _ancestors(path: str) -> list[str]:
@@ -265,7 +253,10 @@ class Sandbox:
         warm_up: str = "",
         owner: int | None = None,
     ) -> None:
-        """owner: the grading run's main process's pid (:func:`run_uid`); this one's if None."""
+        """owner: the grading run's main process's pid, this one's if None.
+
+        Its students run as :func:`~autograder.sandbox.clean_up.run_uid` of it.
+        """
         self.unprotected = []
         self.owner = os.getpid() if owner is None else owner
         unprivileged = run_uid(self.owner)

@@ -50,8 +50,7 @@ from autograder.pipeline.course.assignment import Assignment, config_files, find
 from autograder.pipeline.files import write_atomic
 from autograder.pipeline.results import ClassFolder
 from autograder.pipeline.settings import GradingLimits
-from autograder.sandbox.clean_up import kill_user, remove_students_folders, remove_user_files
-from autograder.sandbox.launcher import run_uid
+from autograder.sandbox.clean_up import after_run, kill_user, run_uid
 
 _log = logging.getLogger(__name__)
 
@@ -399,7 +398,7 @@ class VisibleRun:
 
     @property
     def pid(self) -> int:
-        """Its pid: its students run as :func:`~autograder.sandbox.launcher.run_uid` of it."""
+        """Its pid: its students run as :func:`~autograder.sandbox.clean_up.run_uid` of it."""
         assert self._process.pid is not None
         return self._process.pid
 
@@ -495,9 +494,7 @@ def run(root: Path | str = GRADESCOPE_ROOT, course: Path | str | None = None) ->
             note = f"killed {len(lingering)} process(es) the submission left running"
             results["tests"][-1]["output"] += f"\n{note}"
     for owner in (os.getpid(), *helpers):
-        remove_students_folders(owner)
-        if os.geteuid() == 0:
-            remove_user_files(run_uid(owner))
+        after_run(owner)
     results["execution_time"] = round(time.monotonic() - started)
     write_atomic(results_path, json.dumps(results, indent=2))
     return results

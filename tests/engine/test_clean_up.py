@@ -4,8 +4,7 @@ import os
 
 import pytest
 
-from autograder.sandbox.clean_up import remove_user_files
-from autograder.sandbox.launcher import RUN_UIDS
+from autograder.sandbox.clean_up import RUN_UIDS, remove_user_files
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0, reason="students run as a uid of their own only when grading as root"

@@ -45,7 +45,7 @@ class WorkerSettings:
 
     db_url: the workers' copy of the gradebook; limits: the run's limits on
     each submission's code; owner_pid: the run's main process, whose uid
-    students get (:func:`~autograder.sandbox.launcher.run_uid`).
+    students get (:func:`~autograder.sandbox.clean_up.run_uid`).
     """
 
     course_root: str

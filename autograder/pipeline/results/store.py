@@ -59,7 +59,8 @@ class ClassFolder:
     """A grading run's output folder (``grade --out``), and where each of its files goes.
 
     It holds exactly one class: ``grades.csv``, one feedback page per student,
-    the class report, the rerun state, and (for a dry run) the graded notebooks.
+    the class report, the rerun state, and (for a dry run) the graded notebooks;
+    while a run lasts, also its :attr:`scratch` folder.
     """
 
     root: Path
@@ -98,6 +99,14 @@ class ClassFolder:
     def lock(self) -> Path:
         """Held while a run writes here."""
         return self.root / ".lock"
+
+    @property
+    def scratch(self) -> Path:
+        """The running grader's own folder (the workers' copy of the gradebook).
+
+        Under :attr:`lock`, so the next run here replaces one a killed run left.
+        """
+        return self.root / ".scratch"
 
     def write_page(self, student_id: str, html: str) -> None:
         """Write one student's feedback page."""

@@ -138,10 +138,15 @@ def test_a_grader_killed_outright_changes_nothing_after_a_rerun(
     busy, out = lab.copy_course(course_template, tmp_path / "busy"), tmp_path / "out"
     grader = _start(busy, out)
     deadline = time.monotonic() + 300
-    while not list((out / ".state").glob("*.json")) and time.monotonic() < deadline:
+    # A page is written as each student arrives; the gradebook commits them in batches.
+    while not list((out / "feedback").glob("*.html")) and time.monotonic() < deadline:
         time.sleep(0.05)
     os.killpg(grader.pid, signal.SIGKILL)  # main process and workers at once
     grader.communicate(timeout=60)
+    assert not (out / "grades.csv").exists(), "the run ended before the kill: nothing was tested"
+    left = out / ".scratch"  # the killed run's copy of the gradebook, with nothing to remove it
+    assert (left / "gradebook.db").is_file()
     again = lab.grade_command(lab.ROOT / lab.SAMPLE_CLASS, busy, out)
     assert again.returncode == 0, again.stderr
     assert _rows(out) == undisturbed
+    assert not left.exists(), "the rerun kept the killed run's scratch folder"

@@ -71,7 +71,7 @@ def test_trial_run_then_default_run_agree(small_class):
 # As root, a file in /tmp owned by the run's own uid, as a student without a
 # filesystem sandbox would leave it, then the command (exec keeps the pid: the uid).
 PLANT_THEN_GRADE = (
-    "import os, sys; from autograder.sandbox.launcher import run_uid\n"
+    "import os, sys; from autograder.sandbox.clean_up import run_uid\n"
     "if os.geteuid() == 0:\n"
     "    open(sys.argv[1], 'w').write('left'); os.chown(sys.argv[1], run_uid(os.getpid()), -1)\n"
     "os.execv(sys.executable, [sys.executable, '-m', 'autograder', *sys.argv[2:]])"

@@ -21,7 +21,7 @@ import pytest
 
 from autograder.pipeline import results
 from autograder.pipeline.course import notebook
-from autograder.sandbox.launcher import RUN_UIDS
+from autograder.sandbox.clean_up import RUN_UIDS
 
 from .. import lab
 
