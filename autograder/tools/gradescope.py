@@ -24,6 +24,11 @@ happens: an unreadable notebook, a missing one, or a grader that fails.
 
 from __future__ import annotations
 
+if __name__ == "__main__":  # run_autograder: started before the imports below bring in nbformat
+    from autograder import startup
+
+    startup.start()
+
 import argparse
 import contextlib
 import io
