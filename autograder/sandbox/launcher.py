@@ -39,6 +39,8 @@ from autograder.sandbox.clean_up import (
 from autograder.sandbox.student import PR_SET_PDEATHSIG, c_library
 
 ZYGOTE = "autograder.sandbox.student import zygote"  #: in every sandbox's command line
+#: Ends every sandbox's command line, then the pid of the run it belongs to (:func:`run_mark`).
+RUN_MARK = "--grading-run="
 GRACE = 3.0  #: seconds an interrupted cell gets to stop before its process is killed
 PROCESS_SLACK = 16  #: processes and threads the sandbox itself needs beyond the student's
 
@@ -127,6 +129,12 @@ ETC = (
     "passwd", "group", "nsswitch.conf", "mime.types", "fonts", "matplotlibrc",
     "python3", "python3.11", "python3.12", "python3.13", "python3.14",
 )  # fmt: skip
+
+
+def run_mark(owner: int) -> str:
+    """The last word of the command line of every sandbox of the run whose main process is
+    ``owner``, and of every student it forks: ``ps`` shows which run each belongs to."""
+    return f"{RUN_MARK}{owner}"
 
 
 def _ancestors(path: str) -> list[str]:
@@ -301,7 +309,7 @@ class Sandbox:
         )
         # The package is imported from the folder bound into the sandbox, however
         # it was installed; -I keeps the environment and the working folder out.
-        command = [*prefix, sys.executable, "-I", "-c", boot]
+        command = [*prefix, sys.executable, "-I", "-c", boot, run_mark(self.owner)]
         self.cgroup = _pids_cgroup(Limits.processes + PROCESS_SLACK)
         if self.cgroup is None and os.getuid() == 0:
             self.unprotected.append(

@@ -11,6 +11,8 @@ from pathlib import Path
 
 from autograder.pipeline.course.assignment import CONFIG_FILES, find_assignment
 
+from ..processes import Ran, run_with_pid
+
 ROOT = Path(__file__).resolve().parents[2]  # this repository: the course the tests check
 
 ASSIGNMENT = find_assignment(ROOT)
@@ -40,13 +42,13 @@ def submission_path(student_id: str) -> Path:
     return ASSIGNMENT.submission_path(student_id, NOTEBOOK)
 
 
-def grade_command(submissions: Path, course_dir: Path, out: Path, *extra: str):
-    """Run ``python -m autograder grade`` as a TA types it; the completed process."""
-    return subprocess.run(
-        [sys.executable, "-m", "autograder", "grade", str(submissions), "--course", str(course_dir),
-         "--out", str(out), "--jobs", "2", *extra],
-        capture_output=True, text=True, timeout=900,
-    )  # fmt: skip
+def grade_command(submissions: Path, course_dir: Path, out: Path, *extra: str) -> Ran:
+    """Run ``python -m autograder grade`` as a TA types it: the completed process, its pid too."""
+    command = [
+        sys.executable, "-m", "autograder", "grade", str(submissions), "--course", str(course_dir),
+        "--out", str(out), "--jobs", "2", *extra,
+    ]  # fmt: skip
+    return run_with_pid(command, timeout=900)
 
 
 def interruptible(command: list[str], **popen: object) -> subprocess.Popen:

@@ -222,7 +222,7 @@ class DaskPool:
         except (KeyboardInterrupt, GeneratorExit):
             self.client.cancel(list(futures))
             try:  # stop the student processes still running, so the workers are free at once
-                self.client.run(remote.stop, wait=False)
+                self.client.run(remote.stop_soon, wait=False)
             except Exception:
                 pass
             raise

@@ -106,6 +106,16 @@ def grade(settings: worker.WorkerSettings, sources: str, submission: Submission)
 
 
 def stop() -> None:
-    """Stop every student process this worker runs (the grader was interrupted)."""
+    """Stop every student process this worker runs (the grader was interrupted).
+
+    Each Worker stays stopped: a notebook whose student this kills is not
+    graded again in a fresh sandbox.
+    """
     for one in _all:
         one.close()
+
+
+async def stop_soon() -> None:
+    """:func:`stop`, as ``client.run(..., wait=False)`` takes it: Dask runs only a
+    coroutine without waiting for it (a plain function is refused)."""
+    stop()

@@ -17,6 +17,7 @@ import multiprocessing
 import resource
 import signal
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,8 +69,17 @@ class _OneNotebook:
     unprotected: list[str] = field(default_factory=list)
 
 
+class Stopped(RuntimeError):
+    """The worker was closed while it graded (the run was interrupted): no new sandbox."""
+
+
 class Worker:
-    """A worker's long-lived state: configuration, reference notebooks, its sandbox."""
+    """A worker's long-lived state: configuration, reference notebooks, its sandbox.
+
+    :meth:`close` may come from another thread while one grades (a Dask worker
+    told to stop): from then on no sandbox is started, so a notebook whose
+    student it killed is not graded again in a fresh one.
+    """
 
     def __init__(self, settings: WorkerSettings, assignment: Assignment | None = None) -> None:
         self.settings = settings
@@ -89,16 +99,21 @@ class Worker:
         self.files = a.helper_files()
         self.warm_up = "\n".join(notebook.imports(nb) for nb in sources.values())
         self.sandbox: Sandbox | None = None
+        self.closed = False
+        self._starting = threading.Lock()  # a sandbox is started, or closed, at a time
         self.renderer = feedback_page.Renderer(self.assignment)
 
     def _sandbox(self) -> Sandbox:
-        if self.sandbox is None or not self.sandbox.alive():
-            self.sandbox = Sandbox(
-                use_bwrap=self.settings.limits.sandbox,
-                warm_up=self.warm_up,
-                owner=self.settings.owner_pid,
-            )
-        return self.sandbox
+        with self._starting:
+            if self.closed:
+                raise Stopped("this worker was stopped: the run was interrupted")
+            if self.sandbox is None or not self.sandbox.alive():
+                self.sandbox = Sandbox(
+                    use_bwrap=self.settings.limits.sandbox,
+                    warm_up=self.warm_up,
+                    owner=self.settings.owner_pid,
+                )
+            return self.sandbox
 
     def prepare(self, student_id: str, name: str, data: bytes) -> tuple[Any, Status, str]:
         """``(sanitised notebook, status, detail)``; the notebook is None if unreadable."""
@@ -204,7 +219,7 @@ class Worker:
             return _OneNotebook(status, detail)
         for _attempt in range(1 + OUTSIDE_RETRIES):
             ran, why, executed, unprotected = self._execute(copy.deepcopy(clean), name)
-            if ran != Status.GRADER_ERROR:
+            if ran != Status.GRADER_ERROR or self.closed:
                 break
             _log.warning("%s: %s; grading it again", sid, why)
         return _OneNotebook(
@@ -245,9 +260,11 @@ class Worker:
         return ran, why, nbformat.from_dict(executed), unprotected
 
     def close(self) -> None:
-        """Stop the sandbox."""
-        if self.sandbox:
-            self.sandbox.close()
+        """Stop the sandbox, for good: a notebook being graded is not graded again."""
+        with self._starting:
+            self.closed = True
+            if self.sandbox:
+                self.sandbox.close()
 
 
 def _ran_out_of_memory(nb: Any) -> bool:

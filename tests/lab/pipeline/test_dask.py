@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from autograder.pipeline import results
-from autograder.sandbox.launcher import ZYGOTE
 
+from ... import processes
 from .. import hostile, lab
 from ..classes import CELL_TIMEOUT, CORPUS_IDS
 
@@ -199,20 +199,16 @@ def test_ctrl_c_stops_the_cluster_too(cluster, graded_class, tmp_path):
         time.sleep(0.1)
     assert finished.exists(), running.communicate()[1][-2000:]
     time.sleep(1)  # into the looping student's twenty seconds
+    assert processes.left_running(running.pid), "the workers' sandboxes are not to be found"
     os.killpg(running.pid, signal.SIGINT)
     stopped_at = time.monotonic()
     _, stderr = running.communicate(timeout=60)
     assert running.returncode == 130, stderr
     assert time.monotonic() - stopped_at < 15
-    deadline = time.monotonic() + 10
-    while ZYGOTE in _processes() and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert ZYGOTE not in _processes()
+    assert processes.gone_within(running.pid, 10), processes.describe(
+        processes.left_running(running.pid)
+    )
     _one_scratch_each_in_dask_folder(cluster["address"])
-
-
-def _processes():
-    return subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
 
 
 def test_a_worker_of_several_threads_is_refused(graded_class, tmp_path):

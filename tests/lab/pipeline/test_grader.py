@@ -22,9 +22,10 @@ from nbgrader.api import Gradebook
 from autograder.pipeline import results
 from autograder.pipeline.course import dependencies, notebook
 from autograder.sandbox import Limits
-from autograder.sandbox.launcher import PROCESS_SLACK, ZYGOTE
+from autograder.sandbox.launcher import PROCESS_SLACK
 from autograder.tools.golden import RELEASE_KEY, SOURCE_KEY
 
+from ... import processes
 from .. import hostile, lab
 from ..classes import CORPUS, CORPUS_IDS, STOCK_LIVE, corpus_results
 
@@ -210,8 +211,7 @@ def test_network_heard_nothing(graded_class):
 
 def test_no_student_process_outlives_grading(graded_class):
     """Are all sandboxed processes (the forked sleepers included) gone after the run?"""
-    listing = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
-    assert ZYGOTE not in listing
+    assert processes.left_running(graded_class["done"].pid) == []
 
 
 def test_process_storm_is_capped(graded_class):
@@ -373,14 +373,15 @@ def _start_and_wait_for_first(graded_class, tmp_path):
         time.sleep(0.1)
     assert finished.exists(), "the first student was never recorded"
     time.sleep(1)  # into the looping student's six seconds
+    assert processes.left_running(running.pid), "the run's sandboxes are not to be found"
+    assert processes.with_argument(str(subs)), "the run's own processes are not to be found"
     return running, subs, out
 
 
-def _no_grading_processes_left(subs):
+def _no_grading_processes_left(subs, run_pid):
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        listing = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
-        if str(subs) not in listing and ZYGOTE not in listing:
+    while time.monotonic() < deadline:  # neither its grader's processes nor its sandboxes
+        if not processes.with_argument(str(subs)) and not processes.left_running(run_pid):
             return True
         time.sleep(0.2)
     return False
@@ -400,7 +401,7 @@ def test_interrupted_run_keeps_what_was_graded(graded_class, tmp_path, how):
     assert running.returncode == 130, stderr
     assert "interrupted: 1 of 3 submission(s) graded and kept" in stderr
     assert sorted(p.name for p in (out / ".state").iterdir()) == ["honest.json"]
-    assert _no_grading_processes_left(subs)
+    assert _no_grading_processes_left(subs, running.pid)
     if how != "ctrl-c":
         return  # what a rerun does after either is the same: checked once
     again = grade(subs, graded_class["course"], out, "--timeout", "6")  # the same limits
@@ -414,7 +415,7 @@ def test_killed_grader_leaves_no_process_behind(graded_class, tmp_path):
     running, subs, out = _start_and_wait_for_first(graded_class, tmp_path)
     running.kill()
     running.communicate(timeout=60)
-    assert _no_grading_processes_left(subs)
+    assert _no_grading_processes_left(subs, running.pid)
     assert sorted(p.name for p in (out / ".state").iterdir()) == ["honest.json"]
 
 

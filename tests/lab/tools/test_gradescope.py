@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import zipfile
 from pathlib import Path
@@ -21,8 +22,9 @@ import pytest
 
 from autograder.pipeline import results
 from autograder.pipeline.course import notebook
-from autograder.sandbox.clean_up import RUN_UIDS
+from autograder.sandbox.clean_up import STUDENTS_FOLDER
 
+from ... import processes
 from .. import lab
 
 pytestmark = pytest.mark.slow
@@ -252,14 +254,13 @@ def test_honest_work_scores_the_same_without_namespaces(
     grade = [sys.executable, "-m", "autograder", "grade", str(submissions), "--out",
              str(tmp_path / "out"), "--dry-run"]  # fmt: skip
     wrapped = f"import os, sys; from autograder.sandbox import syscalls; syscalls.install(); os.execv(sys.executable, {grade!r})"
-    left_before = set(Path("/tmp").glob("autograder-students-*"))
-    done = subprocess.run(
-        [sys.executable, "-c", wrapped], capture_output=True, text=True, timeout=600
-    )
+    done, _ = processes.run_watched([sys.executable, "-c", wrapped], timeout=600)
     assert done.returncode == 0, done.stderr
     assert "namespaces" in done.stderr + done.stdout  # it really ran without them
-    # the students' private folders, and the sandboxes' that held them, all removed
-    assert set(Path("/tmp").glob("autograder-students-*")) <= left_before
+    # the students' private folders, and the sandboxes' that held them, all removed (the run's
+    # main process is the one started here: it execs the grader)
+    for base in {Path("/tmp"), Path(tempfile.gettempdir())}:
+        assert not list(base.glob(f"{STUDENTS_FOLDER}{done.pid}-*"))
     rows = {r["student_id"]: r for r in results.read_csv(tmp_path / "out" / "grades.csv")}
     for name in correct:
         row = rows[name.replace("/", "--")]
@@ -292,8 +293,11 @@ def _attack_notebook(name, root):
     return nbformat.writes(notebook.fill(release, {"two_worlds": code})).encode()
 
 
-def _run_in(container, source, tmp_path, files, link=None):
-    """run_autograder as Gradescope runs it, in ``container`` ("docker": namespaces refused)."""
+def _run_in(container, source, tmp_path, files, link=None, seen=None):
+    """run_autograder as Gradescope runs it, in ``container`` ("docker": namespaces refused).
+
+    seen: a set to add every pid of the run to (its grading processes among them).
+    """
     root = _gradescope_root(source, tmp_path)
     for name, data in files.items():
         (root / "submission" / name).write_bytes(data(root) if callable(data) else data)
@@ -303,7 +307,9 @@ def _run_in(container, source, tmp_path, files, link=None):
     command = [str(root / "run_autograder")]
     if container == "docker":
         command = [sys.executable, "-c", NO_NAMESPACES, str(root / "run_autograder")]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, cwd=root)
+    done, pids = processes.run_watched(command, timeout=300, env=env, cwd=root)
+    if seen is not None:
+        seen |= pids
     assert done.returncode == 0, done.stderr
     return root, json.loads((root / "results" / "results.json").read_text())
 
@@ -324,8 +330,9 @@ def test_an_attack_scores_no_more_than_a_blank(container, unpacked, tmp_path, at
     """Forging, killing, patching, reading the source, lingering: no point more than blank?"""
     name, blank = container
     source, _ = unpacked
+    seen: set[int] = set()
     root, results = _run_in(
-        name, source, tmp_path, {lab.NOTEBOOK: lambda r: _attack_notebook(attack, r)}
+        name, source, tmp_path, {lab.NOTEBOOK: lambda r: _attack_notebook(attack, r)}, seen=seen
     )
     assert results["score"] <= blank["score"] and "forged" not in results["output"], results
     if attack == "linger":  # its forgery would land four seconds in: it is dead by then
@@ -335,9 +342,8 @@ def test_an_attack_scores_no_more_than_a_blank(container, unpacked, tmp_path, at
     if name == "docker":
         log = results["tests"][-1]["output"]
         assert "because: " in log and "runs as nobody" in log  # the real reason, to instructors
-    listing = subprocess.run(["ps", "-eo", "uid=,args="], capture_output=True, text=True).stdout
-    students = [line for line in listing.splitlines() if int(line.split()[0]) >= RUN_UIDS]
-    assert not students, listing
+    # none of its students (of the graded run and of the visible one, both seen running)
+    assert processes.students_of(seen) == []
 
 
 def test_a_link_to_the_source_is_refused(container, unpacked, tmp_path):
