@@ -6,6 +6,8 @@ PY     := $(VENV)/bin/python
 # outside every home folder (pyenv, conda and uv keep theirs in the instructor's home).
 HUB_ENV    ?= /opt/tiny-gpt-08/hub-env
 HUB_PYTHON ?= /usr/bin/python3
+# make test's pytest-xdist workers (conftest.py says which tests share one); 0: one process
+WORKERS    ?= 2
 
 .PHONY: help setup grade hub hub-env test test-fast lint docs generate golden format bench bench-scale constraints clean
 
@@ -62,13 +64,13 @@ $(HUB_ENV)/.installed: hub/users.txt hub/constraints.txt hub/student/nbgrader_co
 grade: setup
 	$(PY) -m autograder grade samples/class --dry-run
 
-## The whole suite as CI runs it (lint, types, docs, tests, nbval); MARKS="not cluster" narrows it.
+## The whole suite as CI runs it (lint, types, docs, tests, nbval), on WORKERS=2; MARKS="not cluster" narrows it.
 test: setup
 	@start=$$(date +%s); \
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . || exit 1; \
 	$(MAKE) --no-print-directory docs || exit 1; \
 	$(VENV)/bin/mypy & types=$$!; \
-	$(PY) -m pytest --nbval solutions/ tests/ --durations=20 $(if $(MARKS),-m "$(MARKS)"); \
+	$(PY) -m pytest --nbval solutions/ tests/ --durations=20 -n $(WORKERS) $(if $(MARKS),-m "$(MARKS)"); \
 	tests=$$?; wait $$types; types=$$?; \
 	echo "make test: $$(( $$(date +%s) - start )) s in all (lint, types, docs, tests)"; \
 	[ $$types = 0 ] && exit $$tests || exit 1

@@ -17,6 +17,7 @@ from autograder.tools.golden import RELEASE_KEY, SOURCE_KEY
 from . import lab
 
 CORPUS_TABLE = pytest.StashKey[str]()
+CORPUS_TITLE = "what the hidden tests catch"
 
 
 @pytest.fixture(scope="session")
@@ -96,9 +97,10 @@ def graded_corpus(graded_class, release_nb, entries, request):
     from .classes import corpus_results
 
     results = corpus_results(graded_class)
-    request.config.stash[CORPUS_TABLE] = corpus.table(
-        entries, results, list(notebook.answers(release_nb))
-    )
+    table = corpus.table(entries, results, list(notebook.answers(release_nb)))
+    request.config.stash[CORPUS_TABLE] = table
+    if hasattr(request.config, "workeroutput"):  # an xdist worker: ../../conftest.py prints it
+        request.config.workeroutput.setdefault("sections", {})[CORPUS_TITLE] = table
     return results
 
 
@@ -163,5 +165,5 @@ def pytest_terminal_summary(terminalreporter, config):
     """Print what the hidden tests catch, when the corpus was graded."""
     text = config.stash.get(CORPUS_TABLE, None)
     if text:
-        terminalreporter.section("what the hidden tests catch")
+        terminalreporter.section(CORPUS_TITLE)
         terminalreporter.write_line(text)
