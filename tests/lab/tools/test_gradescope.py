@@ -254,7 +254,7 @@ def test_honest_work_scores_the_same_without_namespaces(
     grade = [sys.executable, "-m", "autograder", "grade", str(submissions), "--out",
              str(tmp_path / "out"), "--dry-run"]  # fmt: skip
     wrapped = f"import os, sys; from autograder.sandbox import syscalls; syscalls.install(); os.execv(sys.executable, {grade!r})"
-    done, _ = processes.run_watched([sys.executable, "-c", wrapped], timeout=600)
+    done = processes.run_with_pid([sys.executable, "-c", wrapped], timeout=600)
     assert done.returncode == 0, done.stderr
     assert "namespaces" in done.stderr + done.stdout  # it really ran without them
     # the students' private folders, and the sandboxes' that held them, all removed (the run's
