@@ -7,14 +7,16 @@ it is loaded here, after the start, instead of by its entry point
 slow IRI checker, about 1.5 s.
 
 ``make test`` runs the suite on two pytest-xdist workers, handed out here
-(:func:`work_unit`): a file's tests (the solution notebook's cells too) on one
-worker. No test looks at more of the machine than what it started itself (a
-grading run's sandboxes are found by the run's pid: ``tests/processes.py``),
+(:func:`work_unit`): each test to the worker that is free, but a file's tests
+stay together when its fixtures outlive a test (the solution notebook's cells
+too), and the files sharing a costly session fixture share a worker. No test
+looks at more of the machine than what it started itself (a grading run's
+sandboxes are found by the run's pid: ``tests/processes.py``),
 so two workers never see each other's processes.
 """
 
+import ast
 import functools
-import re
 from pathlib import Path
 from typing import Any
 
@@ -31,29 +33,67 @@ pytest_plugins = ["nbval.plugin"]
 ONE_WORKER = {
     "graded_class": "hostile-class",  # graded once, about 80 s
     "graded_corpus": "hostile-class",  # read from it
-    "stock_graded": "hostile-class",  # stock nbgrader live, about 20 s; test_grader reads it too
+    "stock_graded": "stock-live",  # stock nbgrader live, about 20 s
     "regenerated": "regenerated",  # release/, solutions/ and samples/ generated afresh
     "shared_machine": "exchange-users",  # test_exchange and test_hub add the same users
 }
-#: Work units of minutes, handed out first: neither worker is left with one at the end.
-FIRST = ("hostile-class", "exchange-users", "regenerated")
+#: Work units of minutes, handed out first, longest first: no worker is left with one at the end.
+FIRST = (
+    "hostile-class",
+    "exchange-users",
+    "tests/lab/tools/test_gradescope.py",
+    "tests/engine/test_ta_commands.py",
+    "tests/lab/test_accessibility.py",
+    "stock-live",
+)
 SECTIONS = pytest.StashKey[dict[str, str]]()  #: the workers' summaries: {title: text}
 
 
+def work_unit(nodeid: str) -> str:
+    """What ``make test`` hands one worker at a time, for the test ``nodeid``.
+
+    - a group of files that ask for a fixture of :data:`ONE_WORKER` (a parameter
+      of one of their functions: a test or a fixture);
+    - a file whose fixtures outlive a test (module-scoped), so they are built
+      once; a notebook too (nbval runs its cells in order);
+    - else the test alone: a file of long tests is shared among the workers.
+    """
+    path = nodeid.split("::")[0]
+    unit = _file_unit(path)
+    return nodeid if unit is None else unit
+
+
 @functools.cache
-def work_unit(path: str) -> str:
-    """What ``make test`` hands one worker at a time: a file of tests, so its module
-    fixtures are built once, or a group of the files that name a fixture of
-    :data:`ONE_WORKER`. (The file's text is read: the scheduler runs before any
-    test is collected in its process.)"""
+def _file_unit(path: str) -> str | None:
+    """The group or file that :func:`work_unit` keeps together; None: each test alone.
+    The file is parsed, not collected: the scheduler runs before any test is
+    collected in its process."""
+    if not path.endswith(".py"):
+        return path  # a notebook: nbval runs its cells in order
     try:
-        text = Path(path).read_text(errors="replace")
-    except OSError:
-        return path
+        tree = ast.parse(Path(path).read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return path  # pytest reports it
+    functions = [
+        node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    ]
+    asked = {
+        parameter.arg
+        for node in functions
+        for parameter in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)
+    }
     for fixture, group in ONE_WORKER.items():
-        if re.search(rf"\b{fixture}\b", text):
+        if fixture in asked:
             return group
-    return path
+    scoped = any(
+        keyword.arg == "scope"
+        for node in functions
+        for decorator in node.decorator_list
+        if isinstance(decorator, ast.Call)
+        for keyword in decorator.keywords
+    )
+    has_classes = any(isinstance(node, ast.ClassDef) for node in tree.body)
+    return path if scoped or has_classes else None
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -64,7 +104,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
     class ByWorkUnit(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return work_unit(nodeid.split("::")[0])
+            return work_unit(nodeid)
 
     config.option.loadscopereorder = False
     return ByWorkUnit(config, log)
@@ -73,7 +113,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """In a worker of ``make test``: the units of :data:`FIRST` first, the rest as found."""
     if hasattr(config, "workerinput"):
-        items.sort(key=lambda item: work_unit(item.nodeid.split("::")[0]) not in FIRST)
+        rank = {unit: number for number, unit in enumerate(FIRST)}
+        items.sort(key=lambda item: rank.get(work_unit(item.nodeid), len(FIRST)))
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -7,11 +7,6 @@ reach. A local socket listens for anything a submission sends.
 
 import html
 import json
-import os
-import shutil
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -19,15 +14,13 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from autograder.pipeline import results
 from autograder.pipeline.course import dependencies, notebook
 from autograder.sandbox import Limits
 from autograder.sandbox.launcher import PROCESS_SLACK
-from autograder.tools.golden import RELEASE_KEY, SOURCE_KEY
 
 from ... import processes
 from .. import hostile, lab
-from ..classes import CORPUS, CORPUS_IDS, STOCK_LIVE, corpus_results
+from ..classes import CORPUS, CORPUS_IDS, corpus_results
 
 USES = dependencies.uses(notebook.read(lab.ROOT / lab.SOURCE))  # answer -> answers it uses
 
@@ -73,18 +66,6 @@ def test_scores_equal_stock_nbgrader(graded_class, stock_golden, student_id):
     assert ours == stock.points
     if not runaway:
         assert corpus_results(graded_class)[name].messages == stock.messages
-
-
-@pytest.mark.stock
-@pytest.mark.parametrize("key", [*STOCK_LIVE, SOURCE_KEY, RELEASE_KEY])
-def test_golden_file_is_what_stock_does(stock_graded, stock_golden, key):
-    """Does stock nbgrader, run live, still give exactly what the golden file recorded?"""
-    live, recorded = stock_graded[key], stock_golden[key]
-    assert (live.points, live.max_points, live.messages) == (
-        recorded.points,
-        recorded.max_points,
-        recorded.messages,
-    ), f"stock nbgrader no longer gives what the golden file recorded for {key}: make golden"
 
 
 def _score(row):
@@ -331,92 +312,6 @@ def test_scores_land_in_the_gradebook(graded_class):
         honest = submissions["honest"]
         assert honest.score == _score(rows["honest"])
         assert honest.needs_manual_grade
-
-
-def test_rerun_skips_unchanged_and_regrades_changed(graded_class, tmp_path):
-    """Does a second run regrade only what changed, and --force everything?"""
-    subs = tmp_path / "subs"
-    for student_id in ("honest", "victim"):
-        shutil.copytree(graded_class["submissions"] / student_id, subs / student_id)
-    out = tmp_path / "out"
-    first = grade(subs, graded_class["course"], out)
-    assert first.returncode == 0 and "2 to grade" in first.stderr
-    again = grade(subs, graded_class["course"], out)
-    assert "0 to grade, 2 unchanged" in again.stderr
-    assert (out / "grades.csv").read_text().count("\n") == 3
-    changed = subs / lab.submission_path("victim")
-    changed.write_bytes(changed.read_bytes().replace(b"return 3 * n_heads", b"return 2 * n_heads"))
-    third = grade(subs, graded_class["course"], out)
-    assert "1 to grade, 1 unchanged" in third.stderr
-    rows = {r["student_id"]: r for r in results.read_csv(out / "grades.csv")}
-    assert _score(rows["victim"]) < _score(rows["honest"])
-    forced = grade(subs, graded_class["course"], out, "--force")
-    assert "2 to grade" in forced.stderr
-    other_limits = grade(subs, graded_class["course"], out, "--timeout", "7")
-    assert "2 to grade, 0 unchanged" in other_limits.stderr  # graded with other limits before
-
-
-def _start_and_wait_for_first(graded_class, tmp_path):
-    """A run over honest, loop_at_top and victim, once honest is recorded: (process, subs, out)."""
-    subs = tmp_path / "subs"
-    for student_id in ("honest", "loop_at_top", "victim"):  # graded in this order with one job
-        shutil.copytree(graded_class["submissions"] / student_id, subs / student_id)
-    out = tmp_path / "out"
-    command = [
-        sys.executable, "-m", "autograder", "grade", str(subs), "--course",
-        str(graded_class["course"]), "--out", str(out), "--jobs", "1", "--timeout", "6",
-    ]  # fmt: skip
-    running = lab.interruptible(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    finished = out / ".state" / "honest.json"
-    deadline = time.monotonic() + 120
-    while not finished.exists() and running.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert finished.exists(), "the first student was never recorded"
-    time.sleep(1)  # into the looping student's six seconds
-    assert processes.left_running(running.pid), "the run's sandboxes are not to be found"
-    assert processes.with_argument(str(subs)), "the run's own processes are not to be found"
-    return running, subs, out
-
-
-def _no_grading_processes_left(subs, run_pid):
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:  # neither its grader's processes nor its sandboxes
-        if not processes.with_argument(str(subs)) and not processes.left_running(run_pid):
-            return True
-        time.sleep(0.2)
-    return False
-
-
-@pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
-def test_interrupted_run_keeps_what_was_graded(graded_class, tmp_path, how):
-    """Does Ctrl-C (or SIGTERM) stop at once, keep finished students, leave the rest for a rerun?"""
-    running, subs, out = _start_and_wait_for_first(graded_class, tmp_path)
-    if how == "ctrl-c":  # a terminal interrupts the whole foreground process group
-        os.killpg(running.pid, signal.SIGINT)
-    else:  # a scheduler or `timeout` signals the command only
-        running.terminate()
-    stopped_at = time.monotonic()
-    _, stderr = running.communicate(timeout=60)
-    assert time.monotonic() - stopped_at < 20
-    assert running.returncode == 130, stderr
-    assert "interrupted: 1 of 3 submission(s) graded and kept" in stderr
-    assert sorted(p.name for p in (out / ".state").iterdir()) == ["honest.json"]
-    assert _no_grading_processes_left(subs, running.pid)
-    if how != "ctrl-c":
-        return  # what a rerun does after either is the same: checked once
-    again = grade(subs, graded_class["course"], out, "--timeout", "6")  # the same limits
-    assert again.returncode == 0 and "2 to grade, 1 unchanged" in again.stderr
-    rows = {r["student_id"]: r for r in results.read_csv(out / "grades.csv")}
-    assert rows["loop_at_top"]["status"] == "timeout" and rows["victim"]["status"] == "ok"
-
-
-def test_killed_grader_leaves_no_process_behind(graded_class, tmp_path):
-    """If the main process is killed outright, do its workers and sandboxes die with it?"""
-    running, subs, out = _start_and_wait_for_first(graded_class, tmp_path)
-    running.kill()
-    running.communicate(timeout=60)
-    assert _no_grading_processes_left(subs, running.pid)
-    assert sorted(p.name for p in (out / ".state").iterdir()) == ["honest.json"]
 
 
 def _report_groups(page):

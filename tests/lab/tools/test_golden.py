@@ -1,4 +1,4 @@
-"""Does the golden file of stock nbgrader's results refuse to be used when it is stale?"""
+"""Is the golden file of stock nbgrader's results what stock does, and refused once stale?"""
 
 import json
 import shutil
@@ -10,6 +10,7 @@ from autograder.tools import golden
 from autograder.tools.nbgrader_cli import scratch_course
 
 from .. import lab
+from ..classes import STOCK_LIVE
 
 
 @pytest.fixture
@@ -62,3 +63,16 @@ def test_other_nbgrader_version_is_stale(copied):
     path.write_text(json.dumps(data))
     with pytest.raises(golden.Stale, match=r"another nbgrader"):
         golden.read(copied)
+
+
+@pytest.mark.slow
+@pytest.mark.stock
+@pytest.mark.parametrize("key", [*STOCK_LIVE, golden.SOURCE_KEY, golden.RELEASE_KEY])
+def test_golden_file_is_what_stock_does(stock_graded, stock_golden, key):
+    """Does stock nbgrader, run live, still give exactly what the golden file recorded?"""
+    live, recorded = stock_graded[key], stock_golden[key]
+    assert (live.points, live.max_points, live.messages) == (
+        recorded.points,
+        recorded.max_points,
+        recorded.messages,
+    ), f"stock nbgrader no longer gives what the golden file recorded for {key}: make golden"
