@@ -12,6 +12,9 @@ a Gradescope programming assignment's autograder:
 - ``course/``: the course's configuration, source and release folders, and
   the grader (the ``autograder`` package with ``pyproject.toml`` and
   ``constraints.txt``). Never the solutions, the sample class or the tests.
+  Its gradebook, and ``visible-course/`` (the same course with the visible
+  tests alone), come with the assignment recorded: a run copies them instead
+  of recording it twice for every submission.
 
 :func:`run` (what ``run_autograder`` calls) writes Gradescope's results: one
 test per graded cell (its ``grade_id`` and what it checks, points, the failure
@@ -52,6 +55,7 @@ from autograder import startup
 from autograder.pipeline import grade as grading
 from autograder.pipeline.course import dependencies, notebook
 from autograder.pipeline.course.assignment import Assignment, config_files, find_assignment
+from autograder.pipeline.course.gradebook import ensure_gradebook, sources_hash, sqlite_url
 from autograder.pipeline.files import write_atomic
 from autograder.pipeline.results import ClassFolder
 from autograder.pipeline.settings import GradingLimits
@@ -62,6 +66,8 @@ _log = logging.getLogger(__name__)
 GRADESCOPE_ROOT = "/autograder"
 STUDENT = "student"  #: the one student a Gradescope run grades
 PACKAGE_FILES = ("pyproject.toml", "constraints.txt")
+VISIBLE = "visible-course"  #: the course's twin whose tests are the visible ones alone
+BUILT_FROM = ".built-from"  #: in :data:`VISIBLE`: the hash of the sources it was made from
 
 SETUP_SH = """#!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder's image.
@@ -114,34 +120,52 @@ def build(
 ) -> int:
     """Write ``out/autograder.zip`` for ``assignment``; prints where it is."""
     chosen = find_assignment(course, assignment)
-    root = chosen.root
     target = Path(out) / "autograder.zip"
     target.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, text in (("setup.sh", SETUP_SH), ("run_autograder", RUN_AUTOGRADER)):
-            info = zipfile.ZipInfo(name)
-            info.external_attr = 0o755 << 16  # executable, as Gradescope runs them
-            archive.writestr(info, text)
-        for name in (*config_files(root), *PACKAGE_FILES):
-            archive.write(root / name, f"course/{name}")
-        package = Path(__file__).resolve().parents[1]
-        for path in sorted(package.rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts:
-                archive.write(path, f"course/autograder/{path.relative_to(package)}")
-        for folder in (chosen.source_dir, chosen.release_dir):
-            for path in sorted(folder.rglob("*")):
-                if not path.is_file() or "__pycache__" in path.parts:
-                    continue
-                name = f"course/{path.relative_to(root)}"
-                if folder == chosen.source_dir and path.name in chosen.notebooks:
-                    grading = grading_copy(
-                        notebook.read(path), notebook.read(chosen.release(path.name))
-                    )
-                    archive.writestr(name, nbformat.writes(grading))
-                else:
-                    archive.write(path, name)
+    with tempfile.TemporaryDirectory(prefix="gradescope-build-") as staging:
+        staged = _staged_course(chosen, Path(staging) / "course")
+        with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+            for name, text in (("setup.sh", SETUP_SH), ("run_autograder", RUN_AUTOGRADER)):
+                info = zipfile.ZipInfo(name)
+                info.external_attr = 0o755 << 16  # executable, as Gradescope runs them
+                archive.writestr(info, text)
+            for path in sorted(staged.rglob("*")):
+                if path.is_file():
+                    archive.write(path, f"course/{path.relative_to(staged)}")
     _log.info(f"wrote {target}: upload it as the autograder of a Gradescope programming assignment")
     return 0
+
+
+def _staged_course(chosen: Assignment, into: Path) -> Path:
+    """``into``: the zip's ``course/``, its gradebooks recorded once here, not on every run.
+
+    The config, the grader's package, the source as grading needs it (no
+    solution) and the release; ``gradebook.db`` with the assignment recorded, and
+    :data:`VISIBLE`, the visible-tests twin a run also grades in, recorded too.
+    Each gradebook is stamped with what it recorded (a run that finds a stamp
+    that does not match records again).
+    """
+    root = chosen.root
+    for name in (*config_files(root), *PACKAGE_FILES):
+        (into / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(root / name, into / name)
+    package = Path(__file__).resolve().parents[1]
+    shutil.copytree(package, into / "autograder", ignore=shutil.ignore_patterns("__pycache__"))
+    for folder in (chosen.source_dir, chosen.release_dir):
+        staged = into / folder.relative_to(root)
+        shutil.copytree(folder, staged, ignore=shutil.ignore_patterns("__pycache__"))
+        if folder == chosen.source_dir:
+            for name in chosen.notebooks:
+                grading = grading_copy(
+                    notebook.read(folder / name), notebook.read(chosen.release(name))
+                )
+                (staged / name).write_text(nbformat.writes(grading))
+    course = find_assignment(into, chosen.id)
+    ensure_gradebook(course, sqlite_url(into / "gradebook.db"))
+    visible = visible_only(course, into)
+    ensure_gradebook(visible, sqlite_url(visible.root / "gradebook.db"))
+    write_atomic(visible.root / BUILT_FROM, sources_hash(course))
+    return into
 
 
 def grading_copy(source_nb: Any, release_nb: Any) -> Any:
@@ -371,7 +395,7 @@ def visible_only(chosen: Assignment, scratch: Path) -> Assignment:
     nbgrader clears them), so grading there runs the student's code on nothing
     a hidden test knows.
     """
-    root = scratch / "visible-course"
+    root = scratch / VISIBLE
     for name in config_files(chosen.root):
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(chosen.root / name, root / name)
@@ -387,6 +411,17 @@ def visible_only(chosen: Assignment, scratch: Path) -> Assignment:
                 cell.source = released[notebook.grade_id(cell)]
         notebook.write(source, root / chosen.source(name).relative_to(chosen.root))
     return find_assignment(root, chosen.id)
+
+
+def _visible_course(chosen: Assignment, scratch: Path) -> Assignment:
+    """The zip's :data:`VISIBLE` if it was made from the course's sources as they are, else
+    one made now in ``scratch`` (:func:`visible_only`)."""
+    built = chosen.root / VISIBLE
+    try:
+        current = (built / BUILT_FROM).read_text() == sources_hash(chosen)
+    except OSError:
+        current = False
+    return find_assignment(built, chosen.id) if current else visible_only(chosen, scratch)
 
 
 class VisibleRun:
@@ -471,7 +506,7 @@ def run(root: Path | str = GRADESCOPE_ROOT, course: Path | str | None = None) ->
                 # What visible tests show comes from a run with no hidden test in it, beside
                 # the graded one: before grades are published, nothing a hidden test knows
                 # can show.
-                visible = visible_only(chosen, scratch_path)
+                visible = _visible_course(chosen, scratch_path)
                 shown = grading.Request(
                     subs, visible, ClassFolder(scratch_path / "shown"), 1, limits, dry_run=True
                 )

@@ -7,9 +7,11 @@ pointing at it and this environment's Python in place of the one ``setup.sh``
 installs.
 """
 
+import contextlib
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -23,6 +25,7 @@ import pytest
 from autograder.pipeline import results
 from autograder.pipeline.course import notebook
 from autograder.sandbox.clean_up import STUDENTS_FOLDER
+from autograder.tools import gradescope
 
 from ... import processes
 from .. import lab
@@ -137,8 +140,6 @@ def test_a_grader_that_cannot_start_still_writes_results(unpacked, tmp_path):
 
 def test_a_forbidden_sandbox_is_told_to_instructors_only(source_nb):
     """When the grader ran without bubblewrap, does only the hidden log test say so?"""
-    from autograder.tools import gradescope
-
     row = {"points": {}, "messages": {}, "status": "ok"}
     unprotected = ("bubblewrap did not start",)
     results = gradescope.results_for(lab.ASSIGNMENT, row, "", None, unprotected)
@@ -240,9 +241,12 @@ def test_visible_outputs_hold_nothing_hidden(container, unpacked, tmp_path):
 
 
 def test_honest_work_scores_the_same_without_namespaces(
-    graded_corpus, release_nb, solution_nb, entries, tmp_path
+    stock_golden, release_nb, solution_nb, entries, tmp_path
 ):
-    """The corpus's correct answers, graded where namespaces are refused: the batch grader's scores?"""
+    """The corpus's correct answers, graded where namespaces are refused: stock's scores?
+
+    (The batch grader's too: tests/lab/pipeline/test_grader.py holds it to them.)
+    """
     from autograder.tools import corpus
 
     correct = {n: e for n, e in entries.items() if not e.loses}
@@ -264,13 +268,14 @@ def test_honest_work_scores_the_same_without_namespaces(
     rows = {r["student_id"]: r for r in results.read_csv(tmp_path / "out" / "grades.csv")}
     for name in correct:
         row = rows[name.replace("/", "--")]
-        assert (row["status"], float(row["score"])) == ("ok", graded_corpus[name].score), name
+        assert (row["status"], float(row["score"])) == ("ok", stock_golden[name].score), name
 
 
 def test_honest_work_scores_the_same_in_every_container(
-    container, unpacked, tmp_path, graded_corpus, release_nb, solution_nb, entries
+    container, unpacked, tmp_path, stock_golden, release_nb, solution_nb, entries
 ):
-    """On Gradescope, in each container, does a correct notebook get the batch grader's score?"""
+    """On Gradescope, in each container, does a correct notebook get stock's score (and so the
+    batch grader's)?"""
     from autograder.tools import corpus
 
     name, _ = container
@@ -278,7 +283,7 @@ def test_honest_work_scores_the_same_in_every_container(
     built = corpus.build({"correct/loops": entries["correct/loops"]}, release_nb, solution_nb)
     data = nbformat.writes(built["correct/loops"]).encode()
     _, found = _run_in(name, source, tmp_path, {lab.NOTEBOOK: data})
-    assert found["score"] == graded_corpus["correct/loops"].score, found["output"]
+    assert found["score"] == stock_golden["correct/loops"].score, found["output"]
 
 
 NO_NAMESPACES = (
@@ -355,8 +360,9 @@ def test_a_link_to_the_source_is_refused(container, unpacked, tmp_path):
     assert results["score"] == 0 and "link" in results["output"]
 
 
-def test_the_bundle_holds_no_solution(unpacked, source_nb, release_nb):
-    """Is the bundle's source the tests and the stubs, with no line of a solution?"""
+def test_the_bundle_holds_no_solution(unpacked, source_nb, release_nb, solution_nb):
+    """Is the bundle's source the tests and the stubs, with no line of a solution (its
+    gradebooks too)?"""
     source, _ = unpacked
     bundled = notebook.read(source / "course" / lab.SOURCE)
     stubs = notebook.answers(release_nb)
@@ -368,6 +374,56 @@ def test_the_bundle_holds_no_solution(unpacked, source_nb, release_nb):
         c.source for c in source_nb.cells if notebook.is_test(c)
     ]
     assert "BEGIN SOLUTION" not in (source / "course" / lab.SOURCE).read_text()
+    in_bundle = {line.strip() for cell in bundled.cells for line in cell.source.splitlines()}
+    solved = {  # a solution's lines that nothing in the bundle's source holds (a test may)
+        line.strip()
+        for text in notebook.answers(solution_nb).values()
+        for line in text.splitlines()
+        if len(line.strip()) > 12 and line.strip() not in in_bundle
+    }
+    assert len(solved) > 10
+    for gradebook in ("gradebook.db", f"{gradescope.VISIBLE}/gradebook.db"):
+        recorded = _every_text(source / "course" / gradebook)
+        assert "attention_weights" in recorded  # it holds the notebook's cells
+        assert not [line for line in solved if line in recorded], gradebook
+
+
+def _every_text(database):
+    """Every value of every table of a SQLite file, as one string."""
+    with contextlib.closing(sqlite3.connect(database)) as db:
+        tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        return "\n".join(
+            str(value) for table in tables for row in db.execute(f'SELECT * FROM "{table}"')
+            for value in row
+        )  # fmt: skip
+
+
+def test_the_zip_comes_with_its_gradebooks_recorded(unpacked, tmp_path, monkeypatch):
+    """Does a run copy the zip's two gradebooks, recording nothing, unless its sources changed?"""
+    from autograder.pipeline import recording
+    from autograder.pipeline.course import internals
+    from autograder.pipeline.course.assignment import find_assignment
+
+    source, _ = unpacked
+    course = shutil.copytree(source / "course", tmp_path / "course")
+    chosen = find_assignment(course, lab.ASSIGNMENT.id)
+
+    def record(*args):
+        raise AssertionError("recorded again")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(internals, "record_assignment", record)
+        visible = gradescope._visible_course(chosen, tmp_path / "scratch")
+        assert visible.root == course / gradescope.VISIBLE
+        for number, which in enumerate((chosen, visible)):
+            (tmp_path / f"run{number}").mkdir()
+            recording.dry_run_gradebook(which, tmp_path / f"run{number}")
+    # an instructor edits the unpacked source: the visible tests are made afresh from it
+    nb = notebook.read(chosen.source(lab.NOTEBOOK))
+    nb.cells[0].source += "\n"
+    notebook.write(nb, chosen.source(lab.NOTEBOOK))
+    remade = gradescope._visible_course(chosen, tmp_path / "scratch")
+    assert remade.root == tmp_path / "scratch" / gradescope.VISIBLE
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root can start a process as another user")
