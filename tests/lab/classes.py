@@ -118,7 +118,7 @@ def build_and_grade(tmp_path_factory, template, release_nb, solution_nb):
         "course": {k: v for k, v in tree_hash(course_dir).items() if k.split("/")[0] in watched},
         "submissions": tree_hash(submissions),
     }
-    done = lab.grade_command(submissions, course_dir, out, "--timeout", CELL_TIMEOUT)
+    done = lab.grade_command(submissions, course_dir, out, "--timeout", CELL_TIMEOUT, jobs=2)
     listener.stop()
     after = {
         "course": {k: v for k, v in tree_hash(course_dir).items() if k.split("/")[0] in watched},

@@ -148,7 +148,7 @@ def graded_samples(tmp_path_factory, course_template):
         lms_ids[ids[student]] = str(1000 + number)
         name = f"{student}_{1000 + number}_{9000 + number}_{lab.NOTEBOOK}"
         shutil.copy(samples / lab.submission_path(student), download / name)
-    done = lab.grade_command(download, course_dir, out)
+    done = lab.grade_command(download, course_dir, out, jobs=2)
     assert done.returncode == 0, done.stderr[-3000:]
     return {"course": course_dir, "out": out, "done": done, "ids": ids, "lms_ids": lms_ids}
 

@@ -42,11 +42,18 @@ def submission_path(student_id: str) -> Path:
     return ASSIGNMENT.submission_path(student_id, NOTEBOOK)
 
 
-def grade_command(submissions: Path, course_dir: Path, out: Path, *extra: str) -> Ran:
-    """Run ``python -m autograder grade`` as a TA types it: the completed process, its pid too."""
+def grade_command(
+    submissions: Path, course_dir: Path, out: Path, *extra: str, jobs: int = 1
+) -> Ran:
+    """Run ``python -m autograder grade`` as a TA types it: the completed process, its pid too.
+
+    jobs: one worker unless asked (a class): a worker costs about 2 s of CPU to
+    start (its sandbox imports numpy and matplotlib), more than it saves on the
+    few students most tests grade, and the suite's two workers share two cores.
+    """
     command = [
         sys.executable, "-m", "autograder", "grade", str(submissions), "--course", str(course_dir),
-        "--out", str(out), "--jobs", "2", *extra,
+        "--out", str(out), "--jobs", str(jobs), *extra,
     ]  # fmt: skip
     return run_with_pid(command, timeout=900)
 
