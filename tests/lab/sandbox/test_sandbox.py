@@ -92,6 +92,39 @@ def test_student_code_knows_it_is_autograded_as_under_stock(student):
     assert said.strip() == "autograde"
 
 
+@pytest.mark.parametrize("use_bwrap", [True, False], ids=["bubblewrap", "no-bubblewrap"])
+def test_a_sandbox_takes_the_graders_font_list(tmp_path, monkeypatch, use_bwrap):
+    """Does a zygote read the grader's matplotlib font list, rather than list the fonts itself?
+
+    The list is marked (its default family renamed): students see the mark.
+    """
+    import matplotlib.font_manager as fonts
+
+    cache = tmp_path / "matplotlib"
+    cache.mkdir()
+    listed = cache / f"fontlist-v{fonts.FontManager.__version__}.json"
+    fonts.json_dump(fonts.fontManager, listed)
+    marked = json.loads(listed.read_text())
+    marked["defaultFamily"]["ttf"] = "Marked Sans"
+    listed.write_text(json.dumps(marked))
+    monkeypatch.setenv("MPLCONFIGDIR", str(cache))
+    sandbox = Sandbox(use_bwrap=use_bwrap, warm_up="import matplotlib.pyplot")
+    try:
+        assert bool(sandbox.unprotected) != use_bwrap, sandbox.unprotected
+        student = sandbox.spawn({}, Limits())
+        try:
+            said = _run(
+                student,
+                "import matplotlib.font_manager as f\nprint(f.fontManager.defaultFamily['ttf'])",
+            )
+        finally:
+            student.close()
+    finally:
+        sandbox.close()
+    assert said.strip() == "Marked Sans"
+    assert json.loads(listed.read_text()) == marked  # read, never written
+
+
 def _host_view(pid_on_host):
     status = Path(f"/proc/{pid_on_host}/status").read_text()
     return dict(line.split(":\t", 1) for line in status.splitlines() if ":\t" in line)
