@@ -92,8 +92,26 @@ def test_student_code_knows_it_is_autograded_as_under_stock(student):
     assert said.strip() == "autograde"
 
 
-@pytest.mark.parametrize("use_bwrap", [True, False], ids=["bubblewrap", "no-bubblewrap"])
-def test_a_sandbox_takes_the_graders_font_list(tmp_path, monkeypatch, use_bwrap):
+# A sandbox started in a process of its own, as a grading run starts one (its own
+# matplotlib cache folder in MPLCONFIGDIR); with "refuse", where namespaces are
+# refused, so bubblewrap cannot start. It prints what a student sees.
+FONTS_SEEN = """
+import sys
+from autograder.sandbox import Limits, Sandbox, syscalls
+if sys.argv[1] == "refuse":
+    syscalls.install()
+sandbox = Sandbox(warm_up="import matplotlib.pyplot")
+student = sandbox.spawn({}, Limits())
+reply = student.request({"op": "run", "source": sys.argv[2]}, 30)
+student.close()
+sandbox.close()
+print(bool(sandbox.unprotected))
+print("".join(o.get("text", "") for o in reply["outputs"] if o["output_type"] == "stream"))
+"""
+
+
+@pytest.mark.parametrize("namespaces", ["allow", "refuse"])
+def test_a_sandbox_takes_the_graders_font_list(tmp_path, namespaces):
     """Does a zygote read the grader's matplotlib font list, rather than list the fonts itself?
 
     The list is marked (its default family renamed): students see the mark.
@@ -107,21 +125,16 @@ def test_a_sandbox_takes_the_graders_font_list(tmp_path, monkeypatch, use_bwrap)
     marked = json.loads(listed.read_text())
     marked["defaultFamily"]["ttf"] = "Marked Sans"
     listed.write_text(json.dumps(marked))
-    monkeypatch.setenv("MPLCONFIGDIR", str(cache))
-    sandbox = Sandbox(use_bwrap=use_bwrap, warm_up="import matplotlib.pyplot")
-    try:
-        assert bool(sandbox.unprotected) != use_bwrap, sandbox.unprotected
-        student = sandbox.spawn({}, Limits())
-        try:
-            said = _run(
-                student,
-                "import matplotlib.font_manager as f\nprint(f.fontManager.defaultFamily['ttf'])",
-            )
-        finally:
-            student.close()
-    finally:
-        sandbox.close()
-    assert said.strip() == "Marked Sans"
+    env = {**os.environ, "MPLCONFIGDIR": str(cache), "PYTHONPATH": str(lab.ROOT)}
+    look = "import matplotlib.font_manager as f\nprint(f.fontManager.defaultFamily['ttf'])"
+    done = subprocess.run(
+        [sys.executable, "-c", FONTS_SEEN, namespaces, look],
+        capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    unprotected, said = done.stdout.strip().splitlines()[-2:]
+    assert unprotected == str(namespaces == "refuse")  # no bubblewrap where namespaces are refused
+    assert said == "Marked Sans"
     assert json.loads(listed.read_text()) == marked  # read, never written
 
 
