@@ -112,12 +112,12 @@ bench-scale: setup
 
 ## Re-pin the exact versions after changing pyproject.toml's ranges.
 constraints: setup
-	{ sed -n '1,2p' constraints.txt; $(PY) -m pip freeze --exclude-editable; } > constraints.tmp
+	{ grep '^#' constraints.txt; $(PY) -m pip freeze --exclude-editable; } > constraints.tmp
 	mv constraints.tmp constraints.txt
 	rm -rf constraints.env && $(HUB_PYTHON) -m venv constraints.env
 	constraints.env/bin/python -m pip install --quiet --upgrade pip
 	constraints.env/bin/python -m pip install --quiet --requirement hub/users.txt
-	{ sed -n '1,3p' hub/constraints.txt; constraints.env/bin/python -m pip freeze; } > constraints.tmp
+	{ grep '^#' hub/constraints.txt; constraints.env/bin/python -m pip freeze; } > constraints.tmp
 	mv constraints.tmp hub/constraints.txt && rm -rf constraints.env
 
 ## Remove the environment and the sample run's grades/ (never the gradebook or students' work).
