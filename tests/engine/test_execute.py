@@ -128,6 +128,24 @@ def test_outputs_are_capped_here_too(count):
     assert "the grader cut" in outputs[-1]["text"]
 
 
+def test_only_valid_outputs_are_kept():
+    """Does the grader keep what nbformat calls an output, and drop everything else?"""
+    valid = [
+        {"output_type": "stream", "name": "stdout", "text": "x"},
+        {"output_type": "display_data", "data": {"text/plain": "y"}, "metadata": {}},
+        {"output_type": "execute_result", "data": {}, "metadata": {}, "execution_count": 3},
+    ]
+    invalid = [
+        {"output_type": "stream", "name": "stdout", "text": "x", "extra": 1},
+        {"output_type": "display_data", "data": 5, "metadata": {}},
+        {"output_type": "stream", "name": "stdout"},
+        {"output_type": "nonsense"},
+        {"no": "type"},
+    ]
+    reply = {"outputs": [valid[0], *invalid, *valid[1:]]}
+    assert execute._student_outputs(reply, execute.GraderBudget()) == valid
+
+
 def test_student_names_of_a_small_notebook():
     """Are answers and free cells' names allowed, and instructor cells' names not?"""
     nb = notebook(

@@ -309,7 +309,7 @@ def _student_outputs(reply: dict[str, Any], budget: Budget) -> list[Any]:
                     error_output(output.get("ename"), output.get("evalue"), output.get("traceback"))
                 )
             nbformat.validator.validate(
-                nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(outputs=[output])])
+                output, ref="output", version=4, version_minor=nbformat.v4.nbformat_minor
             )
         except Exception:
             continue  # not a valid output: drop it rather than trust it
