@@ -49,12 +49,14 @@ def test_benchmark_runs_end_to_end(tmp_path):
     record = tmp_path / "figures" / "bench.txt"
     done = subprocess.run(
         [sys.executable, str(lab.ROOT / "bench" / "bench.py"), "--students", "1",
-         "--failures", "1", "--jobs", "2", "--runaway-timeout", "2", "--record", str(record)],
+         "--failures", "1", "--jobs", "2", "--runaway-timeout", "2", "--repeat", "2",
+         "--record", str(record)],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert record.read_text() == done.stdout  # what the docs include is what it printed
     assert "scores                   : identical" in done.stdout
+    assert re.search(r"median of 2 runs: [\d.]+, [\d.]+\)", done.stdout)
     assert "rows                     : 1 of 1; " in done.stdout
     assert "statuses and scores      : as expected" in done.stdout
     assert re.search(r"peak memory +: main \d+ MiB, largest worker [1-9]\d* MiB", done.stdout)
