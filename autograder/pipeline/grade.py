@@ -70,7 +70,9 @@ class Request:
     students: grade only these students of ``submissions``, every other row,
     page and gradebook entry in ``out`` left as it was (empty: the whole class);
     times: a file of hand-in times for an LMS download
-    (:mod:`~autograder.pipeline.lms.hand_in`).
+    (:mod:`~autograder.pipeline.lms.hand_in`); pages: render each student's
+    feedback page and the class report (without them, only with ``dry_run``:
+    a run whose caller reads the outcomes alone, as Gradescope's do).
     """
 
     submissions: Path
@@ -84,6 +86,11 @@ class Request:
     scheduler: str | None = None
     students: tuple[str, ...] = ()
     times: Path | None = None
+    pages: bool = True
+
+    def __post_init__(self) -> None:
+        if not (self.pages or self.dry_run):
+            raise ValueError("a run that records into the course writes every page")
 
     @property
     def settings(self) -> str:
@@ -92,7 +99,8 @@ class Request:
         The course's side is :func:`~autograder.pipeline.course.gradebook.sources_hash`:
         the source folder (tests, points, helper files) and the course config.
         """
-        return f"{self.limits.key()}:{sources_hash(self.assignment)[:16]}"
+        key = f"{self.limits.key()}:{sources_hash(self.assignment)[:16]}"
+        return key if self.pages else f"{key}:no-pages"  # a later run with pages grades again
 
 
 def grade(
@@ -212,10 +220,13 @@ def _run_locked(request: Request) -> ClassGrades:
             db_url=sqlite_url(scratch / "gradebook.db"),
             limits=request.limits,
             owner_pid=os.getpid(),
+            pages=request.pages,
         )
         # A scheduler's or a `timeout` command's SIGTERM stops grading as Ctrl-C does.
         previous = signal.signal(signal.SIGTERM, _interrupt)
-        recording = Recording(chosen, out, scratch, columns, request.settings, ledger)
+        recording = Recording(
+            chosen, out, scratch, columns, request.settings, ledger, pages=request.pages
+        )
         executor = pools.make(settings, request.jobs, request.scheduler, sources_hash(chosen))
         try:
             recording.grade_all(todo, executor)
@@ -239,12 +250,13 @@ def _run_locked(request: Request) -> ClassGrades:
     ordered = StoredRows(out.state, everyone)
     out.keep_only(set(everyone))
     results.write_csv(ordered, list(columns.possible), out.csv)
-    sources = {n: notebook.read(chosen.source(n)) for n in chosen.notebooks}
-    out.write_report(
-        class_report.render(
-            f"{chosen.id}: the class report", ordered, columns, sources, chosen.hidden_tests
+    if request.pages:
+        sources = {n: notebook.read(chosen.source(n)) for n in chosen.notebooks}
+        out.write_report(
+            class_report.render(
+                f"{chosen.id}: the class report", ordered, columns, sources, chosen.hidden_tests
+            )
         )
-    )
     _log.info(terminal.table(ordered))
     _log.info("")
     _log.info(terminal.summary(ordered, columns.tests()))
@@ -253,8 +265,11 @@ def _run_locked(request: Request) -> ClassGrades:
     _log.info(f"grader peak memory: main {main_kib // 1024} MiB, largest worker {worker_mib} MiB")
     used = resource.getrusage(resource.RUSAGE_SELF)  # this process's threads, not its workers
     _log.info(f"grader main process CPU: {used.ru_utime + used.ru_stime:.2f} s")
-    _log.info(f"\nwrote {out.csv} and {len(ordered)} feedback page(s) in {out.feedback}")
-    _log.info(f"what the class got wrong: {out.report}")
+    if request.pages:
+        _log.info(f"\nwrote {out.csv} and {len(ordered)} feedback page(s) in {out.feedback}")
+        _log.info(f"what the class got wrong: {out.report}")
+    else:
+        _log.info(f"\nwrote {out.csv}")
     return ClassGrades(0, out, tuple(everyone), tuple(recording.unprotected))
 
 

@@ -100,7 +100,8 @@ class Recording:
     out: the run's output folder; scratch: the run's scratch folder (the
     workers' copy of the gradebook, a dry run's gradebook); settings: the run's
     side of the rerun key; ledger: the course's record for the exports (None
-    for a dry run, which records into a scratch gradebook and ``out`` only).
+    for a dry run, which records into a scratch gradebook and ``out`` only);
+    pages: write each student's feedback page (see :class:`~.grade.Request`).
     """
 
     def __init__(
@@ -111,8 +112,9 @@ class Recording:
         columns: notebook.Columns,
         settings: str,
         ledger: Store | None,
+        pages: bool = True,
     ) -> None:
-        self.assignment, self.out, self.scratch = assignment, out, scratch
+        self.assignment, self.out, self.scratch, self.pages = assignment, out, scratch, pages
         self.state, self.columns, self.settings, self.ledger = out.state, columns, settings, ledger
         self.recorded = 0  # students recorded in this run
         self.recorder: results.Recorder | None = None
@@ -213,6 +215,8 @@ class Recording:
                 recorder.gradebook, self.assignment, self.columns, shown
             )
         sid = shown.student_id
+        if not self.pages:
+            return outcome
         if outcome == shown and page is not None:
             self.out.write_page(sid, page)
             recorder.release_ready(sid, self.out.page(sid))

@@ -502,14 +502,16 @@ def run(root: Path | str = GRADESCOPE_ROOT, course: Path | str | None = None) ->
                     target.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(path, target)
                 limits = GradingLimits.for_course(chosen)
-                request = grading.Request(subs, chosen, out, 1, limits, dry_run=True)
+                # Gradescope shows the outcome alone: neither run renders feedback pages.
+                request = grading.Request(subs, chosen, out, 1, limits, dry_run=True, pages=False)
                 # What visible tests show comes from a run with no hidden test in it, beside
                 # the graded one: before grades are published, nothing a hidden test knows
                 # can show.
                 visible = _visible_course(chosen, scratch_path)
                 shown = grading.Request(
-                    subs, visible, ClassFolder(scratch_path / "shown"), 1, limits, dry_run=True
-                )
+                    subs, visible, ClassFolder(scratch_path / "shown"), 1, limits,
+                    dry_run=True, pages=False,
+                )  # fmt: skip
                 with VisibleRun(shown) as seen:
                     helpers.append(seen.pid)
                     with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):

@@ -46,7 +46,8 @@ class WorkerSettings:
 
     db_url: the workers' copy of the gradebook; limits: the run's limits on
     each submission's code; owner_pid: the run's main process, whose uid
-    students get (:func:`~autograder.sandbox.clean_up.run_uid`).
+    students get (:func:`~autograder.sandbox.clean_up.run_uid`); pages:
+    render each student's feedback page.
     """
 
     course_root: str
@@ -54,6 +55,7 @@ class WorkerSettings:
     db_url: str
     limits: GradingLimits
     owner_pid: int | None = None
+    pages: bool = True
 
 
 def failed(submission: Submission, status: Status, detail: str) -> Graded:
@@ -150,9 +152,10 @@ class Worker:
     def grade(self, submission: Submission) -> Graded:
         """Grade one :class:`~.collect.Submission`, feedback page included."""
         result = self._grade(submission)
-        result.feedback = self.renderer.render(
-            result.student_id, result.notebooks, self.columns, result.points, result
-        )
+        if self.settings.pages:
+            result.feedback = self.renderer.render(
+                result.student_id, result.notebooks, self.columns, result.points, result
+            )
         # The main process records one student at a time, for every worker: it is
         # given the notebooks written out, and only what the gradebook reads of them.
         executed = {name: nb for name, nb in result.notebooks.items() if nb is not None}
@@ -286,7 +289,8 @@ def start(settings: WorkerSettings) -> None:
     die_with_parent(parent.pid if parent else None)
     _worker = Worker(settings)
     _worker._sandbox()
-    _worker.renderer.warm_up()  # compiles the feedback template
+    if settings.pages:
+        _worker.renderer.warm_up()  # compiles the feedback template
 
 
 def ready() -> bool:

@@ -426,6 +426,55 @@ def test_the_zip_comes_with_its_gradebooks_recorded(unpacked, tmp_path, monkeypa
     assert remade.root == tmp_path / "scratch" / gradescope.VISIBLE
 
 
+# Run in a process of its own: grading forks workers, and pytest's worker runs threads.
+WITH_AND_WITHOUT_PAGES = """
+import json, sys
+from pathlib import Path
+from autograder import startup
+startup.start()
+from autograder.pipeline import grade
+from autograder.pipeline.course.assignment import find_assignment
+from autograder.pipeline.results import ClassFolder
+from autograder.pipeline.settings import GradingLimits
+course, subs, out = (Path(arg) for arg in sys.argv[1:])
+chosen = find_assignment(course)
+limits = GradingLimits.for_course(chosen)
+found = {}
+for pages in (True, False):
+    folder = ClassFolder(out / f"pages-{pages}")
+    request = grade.Request(subs, chosen, folder, 1, limits, dry_run=True, pages=pages)
+    found[pages] = grade.run(request).outcome("ada").as_dict()
+try:
+    grade.Request(subs, chosen, ClassFolder(out / "course"), 1, limits, pages=False)
+except ValueError as error:
+    found["refused"] = str(error)
+print(json.dumps(found))
+"""
+
+
+def test_a_run_without_pages_grades_the_same(course_template, tmp_path):
+    """Gradescope's runs render no page: is the outcome the paged run's, and no page made?"""
+    course = lab.copy_course(course_template, tmp_path / "course")
+    path = tmp_path / "subs" / lab.submission_path("ada")
+    path.parent.mkdir(parents=True)
+    shutil.copyfile(lab.ROOT / lab.SAMPLE_CLASS / lab.submission_path("ada"), path)
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-c", WITH_AND_WITHOUT_PAGES, str(course), str(tmp_path / "subs"),
+         str(out)],
+        capture_output=True, text=True, timeout=300, cwd=lab.ROOT,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.splitlines()[-1])
+    assert found["true"] == found["false"] and found["true"]["status"] == "ok"
+    assert sum(p or 0 for p in found["true"]["points"].values()) > 0
+    assert (out / "pages-True" / "feedback" / "ada.html").is_file()
+    assert (out / "pages-True" / "report.html").is_file()
+    assert list((out / "pages-False").rglob("*.html")) == []
+    assert (out / "pages-False" / "grades.csv").is_file()
+    assert "writes every page" in found["refused"]
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root can start a process as another user")
 def test_the_runner_kills_nothing_it_did_not_start(unpacked, tmp_path):
     """Does run_autograder, as root, leave alone a process of nobody's that another run owns?"""
