@@ -145,27 +145,33 @@ def _staged_course(chosen: Assignment, into: Path) -> Path:
     Each gradebook is stamped with what it recorded (a run that finds a stamp
     that does not match records again).
     """
-    root = chosen.root
-    for name in (*config_files(root), *PACKAGE_FILES):
-        (into / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(root / name, into / name)
+    _copy_course(chosen, into, PACKAGE_FILES)
     package = Path(__file__).resolve().parents[1]
     shutil.copytree(package, into / "autograder", ignore=shutil.ignore_patterns("__pycache__"))
-    for folder in (chosen.source_dir, chosen.release_dir):
-        staged = into / folder.relative_to(root)
-        shutil.copytree(folder, staged, ignore=shutil.ignore_patterns("__pycache__"))
-        if folder == chosen.source_dir:
-            for name in chosen.notebooks:
-                grading = grading_copy(
-                    notebook.read(folder / name), notebook.read(chosen.release(name))
-                )
-                (staged / name).write_text(nbformat.writes(grading))
+    for name in chosen.notebooks:
+        grading = grading_copy(
+            notebook.read(chosen.source(name)), notebook.read(chosen.release(name))
+        )
+        (into / chosen.source(name).relative_to(chosen.root)).write_text(nbformat.writes(grading))
     course = find_assignment(into, chosen.id)
     ensure_gradebook(course, sqlite_url(into / "gradebook.db"))
     visible = visible_only(course, into)
     ensure_gradebook(visible, sqlite_url(visible.root / "gradebook.db"))
     write_atomic(visible.root / BUILT_FROM, sources_hash(course))
     return into
+
+
+def _copy_course(chosen: Assignment, into: Path, extra: tuple[str, ...] = ()) -> None:
+    """Copy ``chosen``'s config files, ``extra`` files of its root, and its source and
+    release folders (no ``__pycache__``) into ``into``, at the same relative paths."""
+    root = chosen.root
+    for name in (*config_files(root), *extra):
+        (into / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(root / name, into / name)
+    for folder in (chosen.source_dir, chosen.release_dir):
+        shutil.copytree(
+            folder, into / folder.relative_to(root), ignore=shutil.ignore_patterns("__pycache__")
+        )
 
 
 def grading_copy(source_nb: Any, release_nb: Any) -> Any:
@@ -396,11 +402,7 @@ def visible_only(chosen: Assignment, scratch: Path) -> Assignment:
     a hidden test knows.
     """
     root = scratch / VISIBLE
-    for name in config_files(chosen.root):
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(chosen.root / name, root / name)
-    for folder in (chosen.source_dir, chosen.release_dir):
-        shutil.copytree(folder, root / folder.relative_to(chosen.root))
+    _copy_course(chosen, root)
     for name in chosen.notebooks:
         released = {
             notebook.grade_id(c): c.source for c in notebook.read(chosen.release(name)).cells
