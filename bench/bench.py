@@ -142,6 +142,12 @@ def time_ours(files, jobs, scratch, assignment=None, *extra):
     return seconds, {r["student_id"]: r for r in results.read_csv(out / "grades.csv")}
 
 
+def time_ours_fresh(files, jobs, assignment=None):
+    """:func:`time_ours` in a scratch folder of its own, removed after."""
+    with tempfile.TemporaryDirectory(prefix="bench-") as scratch:
+        return time_ours(files, jobs, Path(scratch), assignment)
+
+
 def differing(stock_results, rows, students):
     """The students among ``students`` whose points differ from stock's in any test cell."""
     return [
@@ -339,26 +345,17 @@ def main():
     # Ours is timed a few times, once before stock's run and the rest after it, and the
     # median counts: a run of ~20 s is at the mercy of what else the machine is doing
     # (the same run took 17 s and 25 s within the hour), which stock's ~200 s averages out.
-    timings: list[float] = []
-    graded = []
-
-    def time_ours_once():
-        with tempfile.TemporaryDirectory(prefix="bench-") as scratch:
-            seconds, rows = time_ours(files, args.jobs, Path(scratch), assignment)
-        timings.append(seconds)
-        graded.append(rows)
-
-    time_ours_once()
+    first = time_ours_fresh(files, args.jobs, assignment)
     stock_seconds, stock_results = time_stock(submissions, assignment)
-    for _ in range(max(1, args.repeat) - 1):
-        time_ours_once()
-    differ = sorted({s for rows in graded for s in differing(stock_results, rows, stock_results)})
+    runs = [first, *(time_ours_fresh(files, args.jobs, assignment) for _ in range(args.repeat - 1))]
+    timings = [seconds for seconds, _ in runs]
+    differ = sorted({s for _, rows in runs for s in differing(stock_results, rows, stock_results)})
     our_seconds = statistics.median(timings)
     n = len(submissions)
-    runs = ", ".join(f"{t:.1f}" for t in timings)
+    each = ", ".join(f"{t:.1f}" for t in timings)
     print(f"stock nbgrader autograde : {stock_seconds:7.1f} s  ({stock_seconds / n:.2f} s each)")
     print(f"python -m autograder     : {our_seconds:7.1f} s  ({our_seconds / n:.2f} s each; "
-          f"median of {len(timings)} runs: {runs})")  # fmt: skip
+          f"median of {len(timings)} runs: {each})")  # fmt: skip
     print(f"ratio                    : {stock_seconds / our_seconds:.1f}x faster")
     print(f"scores                   : {'identical' if not differ else f'DIFFER for {differ}'}")
     problems = run_failures(files, args.failures, args.jobs, stock_results) if args.failures else []

@@ -150,7 +150,8 @@ class Worker:
         return clean, status, detail
 
     def grade(self, submission: Submission) -> Graded:
-        """Grade one :class:`~.collect.Submission`, feedback page included."""
+        """Grade one :class:`~.collect.Submission`, its feedback page too unless the run
+        asks for none (:attr:`WorkerSettings.pages`)."""
         result = self._grade(submission)
         if self.settings.pages:
             result.feedback = self.renderer.render(
