@@ -7,6 +7,8 @@
   student's IPython shell, privileges dropped and filesystems laid out;
 - :mod:`~autograder.sandbox.wire` carries data (and only data) between them;
 - :mod:`~autograder.sandbox.outputs` caps what a notebook may print, on both sides;
+- :mod:`~autograder.sandbox.figures` lets a student's process copy a figure the
+  instructor's code already drew, rather than draw it again;
 - :mod:`~autograder.sandbox.syscalls` is the seccomp filter student code runs under;
 - :mod:`~autograder.sandbox.clean_up` removes what a run left: its processes, its
   students' folders and files, nothing of anyone else's.

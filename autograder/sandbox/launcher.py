@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,8 @@ ZYGOTE = "autograder.sandbox.student import zygote"  #: in every sandbox's comma
 RUN_MARK = "--grading-run="
 GRACE = 3.0  #: seconds an interrupted cell gets to stop before its process is killed
 PROCESS_SLACK = 16  #: processes and threads the sandbox itself needs beyond the student's
+#: bytes of one figure handed to the zygote: a unix datagram's usual size limit is 208 KiB
+REMEMBER_BYTES = 2**17
 
 
 class StudentGone(Exception):
@@ -295,6 +297,7 @@ class Sandbox:
             self.unprotected.append("bubblewrap is not installed")
             use_bwrap = False
         self.uid = None  # student code runs as the grader's own user
+        self.figures: int | None = None  # figures its students start with; None: not learned
         self.scratch: str | None = None  # the students' folders, when not in bubblewrap
         if use_bwrap:
             as_root = os.geteuid() == 0
@@ -408,6 +411,41 @@ class Sandbox:
             self, mine, int(hello["pid"]), unprotected, ended, cpu_seconds=limits.cpu_seconds,
             private=private if mine_to_remove else None,
         )  # fmt: skip
+
+    def learn_figures(
+        self, files: dict[str, str], limits: Limits, cells: Sequence[str], timeout: float
+    ) -> int:
+        """Run trusted ``cells`` in a student process; the zygote keeps the PNGs they drew.
+
+        Every student forked after this starts with them (:mod:`~autograder.sandbox.figures`).
+        ``cells``: the instructor's own code, never a student's; each may take
+        ``timeout`` seconds. Returns how many figures its students start with now;
+        a run that fails in any way adds none, and every student draws as before.
+        """
+        self.figures = self.figures or 0
+        try:
+            student = self.spawn(files, limits)
+        except StudentGone:
+            return self.figures
+        try:
+            student.request({"op": "record_figures"}, timeout)
+            for source in cells:
+                student.request({"op": "run", "source": source}, timeout)
+            drawn = student.request({"op": "figures"}, timeout).get("drawn") or []
+        except (StudentGone, CellTimeout, Tampered):
+            return self.figures
+        finally:
+            student.close()
+        for entry in drawn:
+            message = json.dumps({"op": "remember", "figures": [entry]}).encode()
+            if len(message) > REMEMBER_BYTES:
+                continue
+            try:
+                self.control.send(message)
+            except OSError:
+                break
+            self.figures += 1
+        return self.figures
 
     def signal(self, pid: int, number: int) -> None:
         """Have the zygote send signal ``number`` to its child ``pid``."""

@@ -35,7 +35,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from autograder.sandbox import syscalls, wire
+from autograder.sandbox import figures, syscalls, wire
 from autograder.sandbox.clean_up import remove_tree
 from autograder.sandbox.outputs import Budget, OutputStream, error_output, finish, shorten
 
@@ -478,6 +478,8 @@ def serve(shell: Any, sock: socket.socket) -> None:
         "lookup": lambda m: lookup(shell, m["name"]),
         "call": lambda m: call(shell, m["name"], m["args"], list(m.get("serve") or []), sock),
         "disable": lambda m: disable(shell, str(m["name"]), str(m["message"])),
+        "record_figures": lambda m: figures.record(),
+        "figures": lambda m: figures.drawn(),
     }
     while True:
         try:
@@ -674,6 +676,7 @@ def zygote(control_fd: int, boot_path: str | None = None, imports: str = "") -> 
 
     shell = make_shell()
     warm_up(shell, imports)
+    figures.install()
     c_library().prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped automatically
     control = socket.socket(fileno=control_fd)
@@ -695,6 +698,8 @@ def zygote(control_fd: int, boot_path: str | None = None, imports: str = "") -> 
             sock.close()
             if ended is not None:
                 ended.close()
+        elif message["op"] == "remember":  # only the grader speaks here, never a student
+            figures.remember(message["figures"])
         elif message["op"] == "signal":
             try:
                 os.kill(int(message["pid"]), int(message["signal"]))

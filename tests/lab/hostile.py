@@ -855,6 +855,23 @@ for path in made:  # leave room for the rest of the notebook
     os.remove(path)
 print("written:", written)
 """
+# The figures the grader's trusted run drew, as a student's process holds them
+# (autograder.sandbox.figures): this one replaces every entry and matplotlib's
+# drawing, in its own process; the next student must still get the true PNGs.
+FIGURE_POISON = """
+import sys
+from matplotlib.backend_bases import FigureCanvasBase
+figures = sys.modules.get("autograder.sandbox.figures")
+known = getattr(figures, "_known", {})
+print("known:", len(known))
+for index in list(known):
+    known[index] = bytes(len(known[index]))
+FigureCanvasBase.print_figure = lambda self, target, *args, **kwargs: target.write(b"poisoned")
+"""
+FIGURE_PROBE = """
+import sys
+print("reused:", getattr(sys.modules.get("autograder.sandbox.figures"), "_reused", None))
+"""
 SANDBOX = {
     "sandbox_1_plant": Case(
         "plants modules and files everywhere it can write, for the next student",
@@ -879,6 +896,18 @@ SANDBOX = {
     "sandbox_4_disk_flood": Case(
         "writes 1.5 GB to every in-memory filesystem it finds",
         _with_prefix(["two_worlds"], DISK_FLOOD),
+        "ok",
+        "as_solution",
+    ),
+    "sandbox_5_figure_poison": Case(
+        "replaces the figures the grader drew once, and matplotlib's drawing, for the next one",
+        _with_prefix(["two_worlds"], FIGURE_POISON),
+        "ok",
+        "as_solution",
+    ),
+    "sandbox_6_after_figures": Case(
+        "an honest student graded after the figure poisoner, counting the figures it copied",
+        solved_with_many({}, end_cells=[FIGURE_PROBE]),
         "ok",
         "as_solution",
     ),

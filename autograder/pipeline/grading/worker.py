@@ -38,6 +38,9 @@ from autograder.sandbox import Sandbox, StudentGone, die_with_parent
 _log = logging.getLogger(__name__)
 #: times a notebook lost to something outside the student's code is graded again at once
 OUTSIDE_RETRIES = 2
+#: submissions a sandbox grades before it learns the lab's figures (:meth:`Worker.learn_figures`):
+#: learning costs about one notebook's run, so a worker with one or two to grade skips it
+LEARN_FIGURES_AFTER = 2
 
 
 @dataclass
@@ -100,6 +103,14 @@ class Worker:
         self.columns = notebook.Columns(sources)
         self.files = a.helper_files()
         self.warm_up = "\n".join(notebook.imports(nb) for nb in sources.values())
+        # The instructor's own code, per notebook, for learn_figures: every cell a student's
+        # process would run (the tests run in the grader), solutions included.
+        self.trusted_cells = [
+            [c.source for c in nb.cells if c.cell_type == "code" and not notebook.is_test(c)]
+            for nb in sources.values()
+        ]
+        self.draws = any("matplotlib" in text for text in [self.warm_up, *self.files.values()])
+        self.graded = 0  # submissions this worker's current sandbox graded
         self.sandbox: Sandbox | None = None
         self.closed = False
         self._starting = threading.Lock()  # a sandbox is started, or closed, at a time
@@ -115,7 +126,23 @@ class Worker:
                     warm_up=self.warm_up,
                     owner=self.settings.owner_pid,
                 )
+                self.graded = 0
             return self.sandbox
+
+    def learn_figures(self) -> int:
+        """Have the sandbox learn the figures the instructor's own notebooks draw, once.
+
+        Every student's process then copies a PNG whose figure is exactly one
+        of those instead of drawing it again: the same bytes, at a fraction of
+        the cost (:mod:`autograder.sandbox.figures`). Returns how many it knows.
+        """
+        sandbox = self._sandbox()
+        if sandbox.figures is not None:
+            return sandbox.figures
+        limits = self.settings.limits
+        for cells in self.trusted_cells:
+            sandbox.learn_figures(self.files, limits.for_sandbox(), cells, limits.timeout)
+        return sandbox.figures or 0
 
     def prepare(self, student_id: str, name: str, data: bytes) -> tuple[Any, Status, str]:
         """``(sanitised notebook, status, detail)``; the notebook is None if unreadable."""
@@ -152,7 +179,10 @@ class Worker:
     def grade(self, submission: Submission) -> Graded:
         """Grade one :class:`~.collect.Submission`, its feedback page too unless the run
         asks for none (:attr:`WorkerSettings.pages`)."""
+        if self.draws and self.graded >= LEARN_FIGURES_AFTER and not self.closed:
+            self.learn_figures()
         result = self._grade(submission)
+        self.graded += 1
         if self.settings.pages:
             result.feedback = self.renderer.render(
                 result.student_id, result.notebooks, self.columns, result.points, result

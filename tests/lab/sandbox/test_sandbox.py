@@ -71,6 +71,32 @@ def test_writes_are_bounded_by_the_scratch(sandbox_class):
     assert written <= Limits.scratch_mb * 2**20
 
 
+def pictures(sandbox_class, student_id):
+    """The PNGs (base64) a student's graded notebook shows, in order."""
+    nb = nbformat.read(sandbox_class["course"] / "autograded" / lab.submission_path(student_id), 4)
+    return [
+        output["data"]["image/png"]
+        for cell in nb.cells
+        for output in cell.get("outputs", [])
+        if "image/png" in output.get("data", {})
+    ]
+
+
+def test_figures_drawn_once_are_the_figures_a_student_draws(sandbox_class):
+    """Are the lab's figures copied from the trusted run, byte for byte, whatever came before?
+
+    "honest" is graded first, before the worker learns the figures, and draws
+    them; the poisoner, after, replaced every entry and matplotlib's drawing in
+    its own process; the student after it copies both figures, unchanged.
+    """
+    assert printed(sandbox_class, "sandbox_5_figure_poison", "known:") == 2
+    assert printed(sandbox_class, "sandbox_6_after_figures", "reused:") == 2
+    drawn = pictures(sandbox_class, "honest")
+    assert len(drawn) == 2 and pictures(sandbox_class, "sandbox_6_after_figures") == drawn
+    rows = sandbox_class["rows"]
+    assert rows["sandbox_6_after_figures"]["score"] == rows["honest"]["score"]
+
+
 @pytest.fixture
 def student():
     """A sandboxed student process, started directly; closed afterwards."""
