@@ -1,6 +1,9 @@
 """Fixtures shared by the lab's tests: its notebooks, regenerated and graded once."""
 
+import shutil
+import subprocess
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -119,6 +122,28 @@ def course_template(tmp_path_factory):
     return template
 
 
+@pytest.fixture(scope="session")
+def users_env() -> Iterator[Path]:
+    """The users' environment, built as ``make hub-env`` builds it, where every user reaches it.
+
+    Students run it (``nbgrader``, ``self_check.py``, the hub's servers) without
+    any folder of the instructor's made reachable: the course stays 700, and
+    the course's own Python (under ``/root`` with pyenv) stays the instructor's.
+    Here, not in test_exchange.py, which test_hub.py imports from: a session fixture
+    imported into a second module is built again for it (25 s).
+    """
+    home = Path(tempfile.mkdtemp(prefix="nbx-users-"))  # in /tmp, outside every home
+    home.chmod(0o755)
+    env = home / "env"
+    built = subprocess.run(["make", "--no-print-directory", "hub-env", f"HUB_ENV={env}"],
+                           cwd=lab.ROOT, capture_output=True, text=True, timeout=900)  # fmt: skip
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    try:
+        yield env
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
 @pytest.fixture
 def new_course(course_template, tmp_path):
     """A fresh copy of the course template in ``tmp_path/course``, its gradebook built."""
@@ -135,8 +160,6 @@ def graded_samples(tmp_path_factory, course_template):
     lms_ids: ``{student id: Canvas user id}``.
     What the tests of feedback pages, the exports and Gradescope look at.
     """
-    import shutil
-
     base = tmp_path_factory.mktemp("samples")
     course_dir = lab.copy_course(course_template, base / "course")
     download, out = base / "canvas-download", base / "grades"

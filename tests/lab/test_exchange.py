@@ -25,7 +25,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -42,26 +41,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.users]
 
 STUDENTS = {"nbx-ada": "correct/loops", "nbx-ben": "mistakes/concat_axis0"}  # user: answers
 COURSE_ID = "tiny-gpt-08"  # course_config.py
-
-
-@pytest.fixture(scope="session")
-def users_env() -> Iterator[Path]:
-    """The users' environment, built as ``make hub-env`` builds it, where every user reaches it.
-
-    Students run it (``nbgrader``, ``self_check.py``, the hub's servers) without
-    any folder of the instructor's made reachable: the course stays 700, and
-    the course's own Python (under ``/root`` with pyenv) stays the instructor's.
-    """
-    home = Path(tempfile.mkdtemp(prefix="nbx-users-"))  # in /tmp, outside every home
-    home.chmod(0o755)
-    env = home / "env"
-    built = subprocess.run(["make", "--no-print-directory", "hub-env", f"HUB_ENV={env}"],
-                           cwd=lab.ROOT, capture_output=True, text=True, timeout=900)  # fmt: skip
-    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
-    try:
-        yield env
-    finally:
-        shutil.rmtree(home, ignore_errors=True)
 
 
 def _as(user: str, *command: str, cwd: Path | None = None) -> subprocess.CompletedProcess:

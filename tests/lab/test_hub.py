@@ -38,7 +38,6 @@ from .test_exchange import (  # noqa: F401 (shared_machine: a fixture)
     _grade_and_release,
     _nbgrader,
     shared_machine,
-    users_env,
 )
 
 pytestmark = [pytest.mark.slow, pytest.mark.users, pytest.mark.browser]
