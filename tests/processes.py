@@ -16,11 +16,7 @@ from pathlib import Path
 from autograder.sandbox.clean_up import RUN_UIDS, run_uid
 from autograder.sandbox.launcher import run_mark
 
-
-class Ran(subprocess.CompletedProcess):
-    """A completed process, and the pid it ran as (a grading run's, for :func:`left_running`)."""
-
-    pid: int
+from .engine.command_line import Ran
 
 
 def _alive() -> dict[int, tuple[int, int, bytes]]:

@@ -8,8 +8,6 @@ cell and late penalty included, what stock ``nbgrader autograde`` gives.
 """
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +19,7 @@ from autograder.pipeline.course.assignment import find_assignment
 from autograder.tools.nbgrader_cli import run_nbgrader
 
 from . import toy
+from .command_line import run_command_line
 from .toy import cell
 
 pytestmark = [pytest.mark.slow, pytest.mark.stock]
@@ -73,10 +72,7 @@ WRONG_VARIANCE = "def variance(values):\n    return max(values) - min(values)"
 
 
 def autograder(*args, cwd=None):
-    return subprocess.run(
-        [sys.executable, "-m", "autograder", *args],
-        capture_output=True, text=True, timeout=600, cwd=cwd,
-    )  # fmt: skip
+    return run_command_line(args, timeout=600, cwd=cwd)
 
 
 @pytest.fixture(scope="module")

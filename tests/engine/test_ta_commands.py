@@ -22,6 +22,7 @@ from autograder.pipeline.course.assignment import find_assignment
 from autograder.tools.nbgrader_cli import run_nbgrader
 
 from . import toy
+from .command_line import run_command_line
 
 pytestmark = pytest.mark.slow
 
@@ -32,10 +33,7 @@ SOLVED = "def double(v):\n    return 2 * v"
 
 def autograder(course: Path, *args: str) -> subprocess.CompletedProcess:
     """``python -m autograder ARGS`` run in the course folder, as a TA runs it."""
-    return subprocess.run(
-        [sys.executable, "-m", "autograder", *args],
-        cwd=course, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    return run_command_line(args, timeout=300, cwd=course)
 
 
 @pytest.fixture(scope="module")

@@ -6,12 +6,11 @@ The engine in ``autograder/`` knows no lab; the tests of this lab do.
 import shutil
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 from autograder.pipeline.course.assignment import CONFIG_FILES, find_assignment
 
-from ..processes import Ran, run_with_pid
+from ..engine.command_line import Ran, run_command_line
 
 ROOT = Path(__file__).resolve().parents[2]  # this repository: the course the tests check
 
@@ -47,15 +46,18 @@ def grade_command(
 ) -> Ran:
     """Run ``python -m autograder grade`` as a TA types it: the completed process, its pid too.
 
+    In a fork of a process that has imported the command line
+    (:func:`~tests.processes.run_command_line`): the same run, without the 2 s
+    of imports each of the suite's hundred-odd runs would start with.
     jobs: one worker unless asked (a class): a worker costs about 2 s of CPU to
     start (its sandbox imports numpy and matplotlib), more than it saves on the
     few students most tests grade, and the suite's two workers share two cores.
     """
-    command = [
-        sys.executable, "-m", "autograder", "grade", str(submissions), "--course", str(course_dir),
-        "--out", str(out), "--jobs", str(jobs), *extra,
+    argv = [
+        "grade", str(submissions), "--course", str(course_dir), "--out", str(out),
+        "--jobs", str(jobs), *extra,
     ]  # fmt: skip
-    return run_with_pid(command, timeout=900)
+    return run_command_line(argv, timeout=900)
 
 
 def interruptible(command: list[str], **popen: object) -> subprocess.Popen:

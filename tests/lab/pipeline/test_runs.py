@@ -22,6 +22,7 @@ from autograder.pipeline.course import notebook
 from autograder.pipeline.course.assignment import tool_environment
 from autograder.tools.nbgrader_cli import run_nbgrader, scratch_course
 
+from ...engine.command_line import run_command_line
 from .. import lab
 from ..classes import tree_hash
 
@@ -220,11 +221,9 @@ def _to_lms(course_dir, base):
         ["moodle", "--worksheet", str(worksheet), "--match-names"],
     ):
         out = base / f"{args[0]}.csv"
-        done = subprocess.run(
-            [sys.executable, "-m", "autograder", "export", *args, "--course", str(course_dir),
-             "--out", str(out)],
-            capture_output=True, text=True, cwd=base,  # where grades/ is, as a TA types it
-        )  # fmt: skip
+        done = run_command_line(  # in base, where grades/ is, as a TA types it
+            ["export", *args, "--course", str(course_dir), "--out", str(out)], 600, cwd=base
+        )
         assert done.returncode == 0, done.stderr
         rows = results.read_csv(out)
         column = "Lab 8 (1)" if args[0] == "canvas" else "Grade"
@@ -406,10 +405,10 @@ def _export_canvas(course_dir, base, *extra):
     template = _canvas_template(base)
     out = base / "canvas.csv"
     out.unlink(missing_ok=True)
-    done = subprocess.run(
-        [sys.executable, "-m", "autograder", "export", "canvas", "--template", str(template),
-         "--course", str(course_dir), "--out", str(out), *extra],
-        capture_output=True, text=True, cwd=base,  # where grades/ is, as a TA types it
+    done = run_command_line(  # in base, where grades/ is, as a TA types it
+        ["export", "canvas", "--template", str(template), "--course", str(course_dir),
+         "--out", str(out), *extra],
+        600, cwd=base,
     )  # fmt: skip
     return done, out
 

@@ -18,6 +18,7 @@ import pytest
 from autograder.pipeline.course import notebook
 from autograder.tools import self_check
 
+from ...engine.command_line import run_command_line
 from .. import lab
 
 ANSWERS = list(notebook.answers(notebook.read(lab.ROOT / lab.RELEASE)))
@@ -26,12 +27,7 @@ STUDENT_PACKAGES = ["numpy", "matplotlib", "ipykernel", "nbclient"]
 
 
 def _check(path, *extra):
-    return subprocess.run(
-        [sys.executable, "-m", "autograder", "check", str(path), *extra],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return run_command_line(["check", str(path), *extra], timeout=300)
 
 
 @pytest.fixture(scope="module")

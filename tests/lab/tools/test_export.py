@@ -18,16 +18,14 @@ from autograder.pipeline.course.assignment import find_assignment, tool_environm
 from autograder.pipeline.lms import canvas, moodle
 from autograder.pipeline.lms.grades import Total
 
+from ...engine.command_line import run_command_line
 from .. import lab
 
 pytestmark = pytest.mark.slow
 
 
 def _autograder(*args, cwd=None):
-    return subprocess.run(
-        [sys.executable, "-m", "autograder", *args], capture_output=True, text=True, cwd=cwd,
-        timeout=600,
-    )  # fmt: skip
+    return run_command_line(args, timeout=600, cwd=cwd)
 
 
 @pytest.fixture(scope="module")

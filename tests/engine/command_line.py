@@ -1,0 +1,64 @@
+"""The command line, run as a TA runs it but without its start-up: :func:`run_command_line`."""
+
+import multiprocessing
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+
+class Ran(subprocess.CompletedProcess):
+    """A completed process, and the pid it ran as (a grading run's names what it started)."""
+
+    pid: int
+
+
+# A process that has imported the command line, as ``python -m autograder`` has before it
+# parses its arguments; each run is a fork of it. Started on first use, once per pytest process.
+_COMMAND_LINE = multiprocessing.get_context("forkserver")
+_COMMAND_LINE.set_forkserver_preload(["autograder.__main__", __name__])
+
+
+def run_command_line(argv: Sequence[str], timeout: float, cwd: Path | None = None) -> Ran:
+    """``python -m autograder *argv`` to its end, its output captured: what it did, and its pid.
+
+    As a shell runs it in ``cwd`` (else this process's folder), but for the 2 s
+    of imports every such process starts with: the run is a fork of a process
+    that made them once (a ``multiprocessing`` fork server), given this
+    process's environment, its exit status what the command returned. For what
+    the command does once started; how it starts (Ctrl-C, a terminal, a
+    missing package) is tested with the command itself.
+    """
+    command = [sys.executable, "-m", "autograder", *argv]
+    with tempfile.NamedTemporaryFile() as out, tempfile.NamedTemporaryFile() as err:
+        where = (list(argv), dict(os.environ), str(cwd or os.getcwd()), out.name, err.name)
+        running = _COMMAND_LINE.Process(target=_command_line, args=where)
+        running.start()
+        running.join(timeout)
+        if running.exitcode is None:
+            running.kill()
+            running.join()
+            raise subprocess.TimeoutExpired(command, timeout)
+        texts = [
+            Path(file.name).read_bytes().decode(errors="replace").replace("\r\n", "\n")
+            for file in (out, err)
+        ]
+    done = Ran(command, running.exitcode, *texts)
+    done.pid = running.pid
+    return done
+
+
+def _command_line(argv: list[str], env: dict[str, str], cwd: str, out: str, err: str) -> None:
+    """In the forked process: become the command's process, then run it."""
+    os.chdir(cwd)
+    os.environ.clear()
+    os.environ.update(env)
+    for fd, path in ((1, out), (2, err)):
+        handle = os.open(path, os.O_WRONLY | os.O_APPEND)
+        os.dup2(handle, fd)
+        os.close(handle)
+    from autograder.__main__ import main
+
+    sys.exit(main(argv))  # multiprocessing flushes stdout and stderr and exits with it
