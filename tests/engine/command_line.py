@@ -10,7 +10,7 @@ from pathlib import Path
 
 
 class Ran(subprocess.CompletedProcess):
-    """A completed process, and the pid it ran as (a grading run's names what it started)."""
+    """A completed process, and the pid it ran as (by which a grading run's sandboxes are found)."""
 
     pid: int
 
