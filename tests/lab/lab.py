@@ -47,8 +47,8 @@ def grade_command(
     """Run ``python -m autograder grade`` as a TA types it: the completed process, its pid too.
 
     In a fork of a process that has imported the command line
-    (:func:`~tests.processes.run_command_line`): the same run, without the 2 s
-    of imports each of the suite's hundred-odd runs would start with.
+    (:func:`~tests.engine.command_line.run_command_line`): the same run,
+    without the 2 s of imports each run would otherwise start with.
     jobs: one worker unless asked (a class): a worker costs about 2 s of CPU to
     start (its sandbox imports numpy and matplotlib), more than it saves on the
     few students most tests grade, and the suite's two workers share two cores.
