@@ -43,6 +43,7 @@ FIRST = (
     "exchange-users",
     "tests/lab/tools/test_gradescope.py",
     "tests/engine/test_ta_commands.py",
+    "tests/engine/test_ta_decisions.py",
     "tests/lab/test_accessibility.py",
     "stock-live",
 )

@@ -20,7 +20,7 @@ from autograder import __version__, startup
 from autograder.pipeline import grade
 from autograder.pipeline.errors import UserError
 from autograder.pipeline.lms import canvas, moodle
-from autograder.tools import check, extend, generate, golden, gradescope, remove
+from autograder.tools import check, extend, generate, golden, gradescope, remove, status
 
 _log = logging.getLogger(__name__)
 
@@ -211,6 +211,9 @@ def parser() -> argparse.ArgumentParser:
     )
     extending.add_argument("--remove", action="store_true", help="take the extension back")
     extending.add_argument(
+        "--new", action="store_true", help="a student the course does not know yet (not graded)"
+    )
+    extending.add_argument(
         "--dry-run", action="store_true", help="show what would change; write nothing"
     )
     _common(extending)
@@ -225,10 +228,24 @@ def parser() -> argparse.ArgumentParser:
     out = default(remove.remove, "out")
     removing.add_argument("--out", default=out, help=f"the grading run's folder ({out})")
     removing.add_argument(
+        "--undo", action="store_true", help="bring a removed student back: later runs grade them"
+    )
+    removing.add_argument(
         "--dry-run", action="store_true", help="say what would go; change nothing"
     )
     _common(removing)
     removing.set_defaults(run=remove.remove, positional=["student"])
+    checking_all = commands.add_parser(
+        "status",
+        help="one row per student: where the gradebook, CSV, pages, exchange and LMS disagree",
+        description="Hold every place a grade is kept against the gradebook; say what is not "
+        "final, and the removals, extensions and hand-in times. Exit 0 when all agree.",
+    )
+    checking_all.add_argument("student", nargs="*", metavar="STUDENT", help="only these students")
+    out = default(status.status, "out")
+    checking_all.add_argument("--out", default=out, help=f"the grading run's folder ({out})")
+    _common(checking_all)
+    checking_all.set_defaults(run=status.status, positional=["student"])
     packing = commands.add_parser(
         "gradescope",
         help="build autograder.zip for Gradescope",

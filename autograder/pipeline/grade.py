@@ -33,7 +33,7 @@ from typing import Any
 
 from autograder import log
 from autograder.pipeline import results
-from autograder.pipeline.course import notebook
+from autograder.pipeline.course import extensions, notebook, removals, turns
 from autograder.pipeline.course.assignment import Assignment, find_assignment
 from autograder.pipeline.course.gradebook import (
     due_date,
@@ -182,9 +182,7 @@ def run(request: Request) -> ClassGrades:
     with contextlib.ExitStack() as locks:
         locks.enter_context(results.exclusive(out.lock, str(out.root)))
         if not request.dry_run:
-            locks.enter_context(
-                results.exclusive(chosen.root / results.COURSE_LOCK, f"the course {chosen.root}")
-            )
+            locks.enter_context(turns.turn(chosen.root, f"grade {request.submissions}"))
         return _run_locked(request)
 
 
@@ -193,20 +191,26 @@ def _run_locked(request: Request) -> ClassGrades:
     found = collect.collect(submissions, chosen, request.pattern)
     if not found:
         raise UserError(f"no submission of {chosen.id} found in {submissions}")
+    found = _not_removed(found, chosen, request.students)
+    if not found:
+        raise UserError(f"every submission in {submissions} is of a removed student")
     if request.times is not None:
         zone = chosen.config.Exchange.get("timezone") or "UTC"
         found = lateness.with_times(found, hand_in.read(request.times, zone))
+    # A time given once is the course's record (the gradebook's), until the TA gives another.
+    found, kept_times = lateness.with_recorded(found, hand_in_times(chosen))
     columns = notebook.Columns({n: notebook.read(chosen.source(n)) for n in chosen.notebooks})
     # The class DIR holds: this run's students, or with --student everyone it held too.
     found, kept = _chosen(found, request.students, out.state, submissions)
     ledger = None if request.dry_run else results.ledger(chosen)
     unchanged, todo = pending(found, out.state, request.force, request.settings, ledger)
-    known = hand_in_times(chosen)  # kept for work unchanged since it was recorded
-    said = lateness.unknown(
-        found, due_date(chosen), frozenset(s.student_id for s in unchanged if s.student_id in known)
-    )
-    if said:
-        _log.warning(said)
+    for said in (
+        *extensions.reconcile(chosen, write_file=not request.dry_run),
+        lateness.unknown(found, due_date(chosen)),
+        lateness.kept_for_changed(todo, kept_times, ledger or out.state),
+    ):
+        if said:
+            _log.warning(said)
     _log.info(
         f"{len(found)} submission(s): {len(todo)} to grade, "
         f"{len(found) - len(todo)} unchanged since the last run",
@@ -231,6 +235,9 @@ def _run_locked(request: Request) -> ClassGrades:
         try:
             recording.grade_all(todo, executor)
             recording.refresh_unchanged(unchanged)
+            again = recording.awaiting_again()
+            if again:
+                _log.warning(again)
             recording.close()
         except KeyboardInterrupt:
             _log.warning(
@@ -271,6 +278,25 @@ def _run_locked(request: Request) -> ClassGrades:
     else:
         _log.info(f"\nwrote {out.csv}")
     return ClassGrades(0, out, tuple(everyone), tuple(recording.unprotected))
+
+
+def _not_removed(
+    found: list[Submission], chosen: Assignment, asked: tuple[str, ...]
+) -> list[Submission]:
+    """``found`` without the students the course removed (:mod:`~.course.removals`), said in
+    one line; naming one with ``--student`` is a user's mistake."""
+    removed = removals.recorded(chosen)
+    for student in asked:
+        if student in removed:
+            raise UserError(
+                f"--student {student}: removed from {chosen.id} on "
+                f"{removed[student].removed:%Y-%m-%d} (`python -m autograder remove {student} "
+                "--undo` brings them back)"
+            )
+    skipped = [sub.student_id for sub in found if sub.student_id in removed]
+    if skipped:
+        _log.warning(removals.skipped_line(skipped, chosen.id))
+    return [sub for sub in found if sub.student_id not in removed]
 
 
 def _chosen(

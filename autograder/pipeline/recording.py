@@ -27,6 +27,7 @@ from autograder.pipeline import results
 from autograder.pipeline.course import notebook
 from autograder.pipeline.course.assignment import Assignment, course_directory
 from autograder.pipeline.course.gradebook import (
+    copy_database,
     database_file,
     ensure_gradebook,
     sqlite_url,
@@ -50,7 +51,7 @@ def dry_run_gradebook(assignment: Assignment, into: Path) -> str:
     target = Path(into) / "dry-run.db"
     database = database_file(course_db)
     if database is not None and database.exists():
-        shutil.copy(database, target)
+        copy_database(database, target)
         stamp = stamp_path(course_db, assignment)
         copied = stamp_path(sqlite_url(target), assignment)
         if stamp is not None and copied is not None and stamp.is_file():
@@ -64,7 +65,7 @@ def snapshot(db_url: str, into: Path) -> str:
     if source is None:
         raise ValueError(f"the workers' copy needs a SQLite gradebook, not {db_url}")
     target = Path(into) / "gradebook.db"
-    shutil.copy(source, target)
+    copy_database(source, target)
     return sqlite_url(target)
 
 
@@ -280,6 +281,19 @@ class Recording:
         self.commit()
         progress.close()
         self.start_recording()  # the gradebook must exist for formgrader, even if all failed
+
+    def awaiting_again(self) -> str | None:
+        """One line naming each grade a TA gave whose answer changed in this run (it awaits a
+        TA again); None when every TA's grade stood."""
+        again = self.recorder.again if self.recorder is not None else []
+        if not again:
+            return None
+        named = ", ".join(f"{sid} ({cell})" for sid, _, cell in again[:20])
+        more = f" and {len(again) - 20} more" if len(again) > 20 else ""
+        return (
+            f"{len(again)} grade(s) a TA gave await a TA again, their answer changed since: "
+            f"{named}{more} (every other grade a TA gave stands)"
+        )
 
     def close(self) -> None:
         """Close the gradebook connection."""

@@ -19,9 +19,9 @@ from nbgrader.api import MissingEntry
 from nbgrader.utils import parse_utc
 
 from autograder.pipeline import results
-from autograder.pipeline.course import extensions
+from autograder.pipeline.course import extensions, students, turns
 from autograder.pipeline.course.assignment import Assignment, find_assignment
-from autograder.pipeline.course.gradebook import ensure_gradebook, existing
+from autograder.pipeline.course.gradebook import course_url, ensure_gradebook, existing
 from autograder.pipeline.errors import UserError
 from autograder.pipeline.files import write_atomic
 from autograder.pipeline.recording import dry_run_gradebook
@@ -59,6 +59,7 @@ def extend(
     until: str | None = None,
     why: str = "",
     remove: bool = False,
+    new: bool = False,
     dry_run: bool = False,
     assignment: str | None = None,
     course: Path | str | None = None,
@@ -66,10 +67,32 @@ def extend(
     """Grant ``student`` an extension on the assignment (or ``remove`` theirs); exit status.
 
     days, hours: time added to the assignment's due date; until: the student's
-    own due date (nbgrader's time format, UTC); why: a note kept in the file.
+    own due date (nbgrader's time format, UTC); why: a note kept in the file;
+    new: ``student`` is not known to the course yet (not graded, no folder).
     """
     chosen = find_assignment(course, assignment)
-    granted = dict(extensions.granted(chosen))
+    if dry_run:  # changes nothing: no turn to wait for
+        return _extend(chosen, student, days, hours, until, why, remove, new, dry_run)
+    with turns.turn(chosen.root, f"extend {student}"):
+        return _extend(chosen, student, days, hours, until, why, remove, new, dry_run)
+
+
+def _extend(
+    chosen: Assignment,
+    student: str,
+    days: float | None,
+    hours: float | None,
+    until: str | None,
+    why: str,
+    remove: bool,
+    new: bool,
+    dry_run: bool,
+) -> int:
+    with existing(course_url(chosen)) as gb:  # one set elsewhere in the gradebook counts too
+        found = extensions.agree(chosen, gb.db).granted if gb else extensions.granted(chosen)
+    granted = dict(found)
+    ids = students.known(chosen, set(results.ledger(chosen).student_ids()), set(granted))
+    students.check(student, ids | ({student} if new else set()), chosen.id, "--new")
     if remove:
         if granted.pop(student, None) is None:
             raise UserError(f"{student} has no extension on {chosen.id}")

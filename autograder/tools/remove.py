@@ -8,7 +8,10 @@ gradebook (and the student, if it was their only one), the grader's record of
 them (the ledger the exports read, the rerun state, the row and the page in
 ``--out``), and moves their ``submitted/``, ``autograded/`` and ``feedback/``
 folders of the assignment into ``removed/<student>/<assignment>/``: kept, out of
-every folder nbgrader or the grader reads. ``--dry-run`` says what it would do.
+every folder nbgrader or the grader reads. The removal is recorded for the
+course (:mod:`~autograder.pipeline.course.removals`): a later ``nbgrader collect
+--update`` or LMS download brings their work back, and every grading run skips
+them, until ``--undo``. ``--dry-run`` says what it would do.
 """
 
 from __future__ import annotations
@@ -22,8 +25,10 @@ from pathlib import Path
 from nbgrader.api import MissingEntry
 
 from autograder.pipeline import results
+from autograder.pipeline.course import removals, students, turns
 from autograder.pipeline.course.assignment import Assignment, find_assignment
 from autograder.pipeline.course.gradebook import course_url, existing
+from autograder.pipeline.course.students import STEPS
 from autograder.pipeline.errors import UserError
 from autograder.pipeline.files import write_atomic
 
@@ -36,30 +41,80 @@ def remove(
     student: str,
     *,
     out: Path | str = results.ClassFolder.DEFAULT,
+    undo: bool = False,
     dry_run: bool = False,
     assignment: str | None = None,
     course: Path | str | None = None,
 ) -> int:
-    """Take ``student`` out of the assignment (see the module); the exit status.
+    """Take ``student`` out of the assignment (see the module), or bring them back with
+    ``undo``; the exit status.
 
     out: the grading run's output folder whose row and page go too.
     """
     chosen = find_assignment(course, assignment)
-    done = [
-        *_from_gradebook(chosen, student, dry_run),
-        *_move_folders(chosen, student, dry_run),
-        *_forget(chosen, results.ClassFolder(Path(out).resolve()), student, dry_run),
-    ]
-    if not done:
-        raise UserError(
-            f"{student} is nowhere in {chosen.id}: not in the gradebook, the course's folders "
-            f"or {Path(out)}"
+    folder = results.ClassFolder(Path(out).resolve())
+    with turns.turn(chosen.root, f"remove {student}"):
+        removed = removals.recorded(chosen)
+        ids = students.known(
+            chosen, set(results.ledger(chosen).student_ids()), set(folder.state.student_ids())
         )
-    verb = "would remove" if dry_run else "removed"
-    for line in done:
+        students.check(student, ids | set(removed), chosen.id)
+        if undo:
+            return _undo(chosen, removed, student, dry_run)
+        if student in removed:
+            raise UserError(
+                f"{student} was removed from {chosen.id} on {removed[student].removed:%Y-%m-%d} "
+                f"already (`remove {student} --undo` brings them back)"
+            )
+        stamp = datetime.now(UTC).replace(microsecond=0)
+        kept = chosen.root / REMOVED / student / chosen.id / f"{stamp:%Y%m%d-%H%M%S}"
+        done = [
+            *_from_gradebook(chosen, student, dry_run),
+            *_move_folders(chosen, student, kept, dry_run),
+            *_forget(chosen, folder, student, dry_run),
+        ]
+        verb = "would remove" if dry_run else "removed"
+        for line in done:
+            _log.info(f"{verb}: {line}")
+        if dry_run:
+            _log.info("dry run: nothing changed")
+            return 0
+        where = kept.relative_to(chosen.root).as_posix() if kept.is_dir() else ""
+        removed[student] = removals.Removal(student, stamp.replace(tzinfo=None), where)
+        removals.write(chosen, removed)
+        _log.info(
+            f"recorded in {removals.path(chosen.root).name}: no grading run grades {student} "
+            f"again (`remove {student} --undo` brings them back)"
+        )
+    return 0
+
+
+def _undo(
+    chosen: Assignment, removed: dict[str, removals.Removal], student: str, dry_run: bool
+) -> int:
+    """Bring a removed student back: the record goes, their kept folders return where free."""
+    if student not in removed:
+        raise UserError(f"{student} is not removed from {chosen.id}: nothing to undo")
+    back = []
+    kept = chosen.root / removed[student].kept if removed[student].kept else None
+    if kept is not None and kept.is_dir():
+        for step in STEPS:
+            where = chosen.folder(step, student)
+            held = kept / where.parent.parent.name
+            if held.is_dir() and not where.exists():
+                back.append(f"{held.relative_to(chosen.root)} -> {where.relative_to(chosen.root)}")
+                if not dry_run:
+                    where.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.move(str(held), where)
+    verb = "would bring back" if dry_run else "brought back"
+    for line in back:
         _log.info(f"{verb}: {line}")
     if dry_run:
         _log.info("dry run: nothing changed")
+        return 0
+    del removed[student]
+    removals.write(chosen, removed)
+    _log.info(f"{student} is back in {chosen.id}: the next grading run grades them")
     return 0
 
 
@@ -83,12 +138,10 @@ def _from_gradebook(chosen: Assignment, student: str, dry_run: bool) -> list[str
     return done
 
 
-def _move_folders(chosen: Assignment, student: str, dry_run: bool) -> list[str]:
-    """The student's folders of the assignment, moved under ``removed/``: kept, never read."""
-    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    kept = chosen.root / REMOVED / student / chosen.id / stamp
+def _move_folders(chosen: Assignment, student: str, kept: Path, dry_run: bool) -> list[str]:
+    """The student's folders of the assignment, moved into ``kept``: kept, never read."""
     done = []
-    for step in ("submitted_directory", "autograded_directory", "feedback_directory"):
+    for step in STEPS:
         where = chosen.folder(step, student)  # <step's folder>/<student>/<assignment>
         if where.is_dir():
             done.append(

@@ -42,7 +42,16 @@ def test_writing_keeps_other_assignments(assignment):
     text = extensions.write(assignment, granted)
     extensions.path(assignment.root).write_text(text)
     assert extensions.granted(assignment) == granted
-    assert '["other-2"]' in text and "hours = 216" in text
+    other = type(assignment)(assignment.root, "other-2", assignment.config)
+    assert extensions.granted(other) == {"ada": extensions.Extension("ada", more=timedelta(days=9))}
+
+
+@pytest.mark.parametrize("why", ["a\rb", "tab\there", "nul\x00 bell\x07 del\x7f", 'q"\\', "ünï 😀"])
+def test_any_note_a_ta_types_reads_back(assignment, why):
+    """A note with a carriage return or any control character: written, read back whole?"""
+    granted = {"ada": extensions.Extension("ada", more=timedelta(days=2), why=why)}
+    extensions.path(assignment.root).write_text(extensions.write(assignment, granted))
+    assert extensions.granted(assignment) == granted
 
 
 @pytest.mark.parametrize(

@@ -117,8 +117,8 @@ def test_an_extension_reaches_every_output(late_class):
 )
 def test_a_wrong_extension_is_one_line(template, args, says, capsys):
     """Is a TA's mistake one line on stderr, exit status 2, and nothing written?"""
-    course, _ = template
-    assert cli.main(["extend", "ada", *args, "--course", str(course)]) == 2
+    course, _ = template  # not graded yet: the course knows no one, so --new
+    assert cli.main(["extend", "ada", "--new", *args, "--course", str(course)]) == 2
     err = capsys.readouterr().err
     assert says in err and len(err.strip().splitlines()) == 1, err
     assert not extensions.path(course).exists()
@@ -220,5 +220,6 @@ def test_a_student_removed_stays_removed(late_class):
     )  # fmt: skip
     assert exported.returncode == 0, exported.stderr
     assert {r["student_id"] for r in results.read_csv(course / "export.csv")} == {"ben"}
-    missing = autograder(course, "remove", "ada")
-    assert missing.returncode == 2 and "nowhere" in missing.stderr
+    twice = autograder(course, "remove", "ada")
+    assert twice.returncode == 2 and "removed from toy-1 on" in twice.stderr, twice.stderr
+    assert "--undo" in twice.stderr and len(twice.stderr.strip().splitlines()) == 1

@@ -35,11 +35,14 @@ from autograder.pipeline import results
 from autograder.pipeline.course.assignment import tool_environment
 from autograder.tools import corpus
 
+from ..engine.command_line import run_command_line
 from . import lab
 
 pytestmark = [pytest.mark.slow, pytest.mark.users]
 
 STUDENTS = {"nbx-ada": "correct/loops", "nbx-ben": "mistakes/concat_axis0"}  # user: answers
+UNREADABLE = "nbx-zed"  # hands in a notebook cut short: no grade, but a page all the same
+USERS = (*STUDENTS, UNREADABLE)
 COURSE_ID = "tiny-gpt-08"  # course_config.py
 
 
@@ -79,7 +82,7 @@ def shared_machine(new_course, tmp_path):
     exchange = Path(tempfile.mkdtemp(prefix="nbx-exchange-"))  # in /tmp: everyone reaches it
     exchange.chmod(0o777)  # nbgrader's docs: `chmod ugo+rw` the exchange root
     new_course.chmod(0o700)  # the instructor's: no student may read it
-    for user in STUDENTS:  # a run killed halfway may have left them, and their processes
+    for user in USERS:  # a run killed halfway may have left them, and their processes
         subprocess.run(["pkill", "-KILL", "-u", user], capture_output=True)
         subprocess.run(["userdel", "--remove", user], capture_output=True)
         made = subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", user])
@@ -87,7 +90,7 @@ def shared_machine(new_course, tmp_path):
     try:
         yield new_course, exchange
     finally:
-        for user in STUDENTS:
+        for user in USERS:
             subprocess.run(["pkill", "-KILL", "-u", user], capture_output=True)
             subprocess.run(["userdel", "--remove", user], capture_output=True)
         shutil.rmtree(exchange, ignore_errors=True)
@@ -131,7 +134,8 @@ def _grade_and_release(course_dir: Path, at: str, due: datetime) -> dict[str, di
     graded = lab.grade_command(course_dir / "submitted", course_dir, out)
     assert graded.returncode == 0, graded.stderr
     rows = {r["student_id"]: r for r in results.read_csv(out / "grades.csv")}
-    assert set(rows) == set(STUDENTS)
+    assert set(rows) == set(USERS)
+    assert rows[UNREADABLE]["status"] == "unreadable" and float(rows[UNREADABLE]["score"]) == 0
     ada, ben = rows["nbx-ada"], rows["nbx-ben"]
     assert float(ada["score"]) == lab.AUTOGRADED and float(ada["late_penalty"]) == 0, ada
     raw = float(ben["raw_score"])
@@ -195,9 +199,42 @@ def test_a_class_goes_through_the_exchange_and_back(
     assert _as("nbx-ben", "ls", str(inbound)).returncode != 0
     assert _as("nbx-ben", "ls", str(course_dir)).returncode != 0
 
+    # zed's notebook is cut short on its way in: the grader cannot read it
+    fetched = _as(UNREADABLE, python, "-m", "nbgrader", "fetch_assignment", lab_id,
+                  f"--course={COURSE_ID}", at)  # fmt: skip
+    assert fetched.returncode == 0, fetched.stderr
+    _fill_in(UNREADABLE, _answers("correct/loops", release_nb, solution_nb)[:300])
+    submitted = _as(UNREADABLE, python, "-m", "nbgrader", "submit", lab_id,
+                    f"--course={COURSE_ID}", at)  # fmt: skip
+    assert submitted.returncode == 0, submitted.stderr
+
     rows = _grade_and_release(course_dir, at, due)
-    for user in STUDENTS:
+    for user in USERS:
         fetched = _as(user, python, "-m", "nbgrader", "fetch_feedback", lab_id,
                       f"--course={COURSE_ID}", at)  # fmt: skip
         assert fetched.returncode == 0, fetched.stderr
-        _check_own_feedback(user, rows)
+        if user in STUDENTS:
+            _check_own_feedback(user, rows)
+    home = Path(pwd.getpwnam(UNREADABLE).pw_dir)
+    (page,) = (home / lab_id / "feedback").rglob("*.html")  # every hand-in gets its page back
+    assert "Grading note (unreadable)" in page.read_text()
+
+    _removed_stays_removed(course_dir, at)
+
+
+def _removed_stays_removed(course_dir: Path, at: str) -> None:
+    """The TA removes ben; the weekly ``collect --update`` brings his work back from the
+    exchange: the next run skips him, in one line, and no output lists him."""
+    lab_id, out = lab.ASSIGNMENT.id, course_dir / "grades"
+    removed = run_command_line(["remove", "nbx-ben"], timeout=300, cwd=course_dir)
+    assert removed.returncode == 0, removed.stderr
+    collected = _nbgrader("collect", lab_id, "--update", at, cwd=course_dir)
+    assert collected.returncode == 0, collected.stderr
+    assert (course_dir / "submitted" / "nbx-ben" / lab_id / lab.NOTEBOOK).is_file()  # back
+    graded = lab.grade_command(course_dir / "submitted", course_dir, out)
+    assert graded.returncode == 0, graded.stderr
+    (said,) = [line for line in graded.stderr.splitlines() if "removed from" in line]
+    assert "nbx-ben" in said
+    rows = {r["student_id"] for r in results.read_csv(out / "grades.csv")}
+    assert rows == {"nbx-ada", UNREADABLE}
+    assert not (out / "feedback" / "nbx-ben.html").exists()

@@ -10,6 +10,9 @@ assignment, as it keeps its roster::
     "jane_doe-4711" = { until = "2026-03-08 12:00:00 UTC", why = "medical" }
     "doejane-1234" = { days = 2 }
 
+(:mod:`~autograder.pipeline.course.records` writes it: the same tables, each
+student's as a ``["hw1".doejane-1234]`` section.)
+
 ``until`` is a new due date for that student; ``days`` and ``hours`` add to
 the assignment's. Every grading run writes each student's extension into the
 gradebook before it assigns late penalties, so the file is the one place an
@@ -19,15 +22,21 @@ writes it for a TA.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from nbgrader.api import Assignment as NbAssignment
+from nbgrader.api import SubmittedAssignment
 from nbgrader.utils import parse_utc
+from sqlalchemy import select
+from sqlalchemy.orm import Session
 
+from autograder.pipeline.course import records
 from autograder.pipeline.course.assignment import Assignment
+from autograder.pipeline.course.gradebook import course_url, existing
 from autograder.pipeline.errors import UserError
+from autograder.pipeline.files import write_atomic
 
 FILE = "extensions.toml"  #: in the course folder, beside its config
 
@@ -50,22 +59,16 @@ class Extension:
             return None
         return max(self.until - duedate, timedelta(0))
 
-    def as_toml(self) -> str:
-        """This extension as one line of the file's table."""
-        fields = []
+    def as_entry(self) -> dict[str, str | float]:
+        """This extension as its entry in the file's table."""
+        entry: dict[str, str | float] = {}
         if self.until is not None:
-            fields.append(f'until = "{self.until.strftime("%Y-%m-%d %H:%M:%S")} UTC"')
+            entry["until"] = f"{self.until.strftime('%Y-%m-%d %H:%M:%S')} UTC"
         if self.more is not None:
-            hours = self.more / timedelta(hours=1)
-            fields.append(f"hours = {hours:g}")
+            entry["hours"] = self.more / timedelta(hours=1)
         if self.why:
-            fields.append(f"why = {_quoted(self.why)}")
-        return f"{_quoted(self.student_id)} = {{ {', '.join(fields)} }}"
-
-
-def _quoted(text: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")
-    return f'"{escaped}"'
+            entry["why"] = self.why
+        return entry
 
 
 def path(root: Path) -> Path:
@@ -106,35 +109,109 @@ def granted(assignment: Assignment) -> dict[str, Extension]:
     A file that cannot be read is the user's mistake, said in one line.
     """
     file = path(assignment.root)
-    if not file.is_file():
-        return {}
-    try:
-        data = tomllib.loads(file.read_text())
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise UserError(f"{file}: not TOML: {error}") from None
-    table = data.get(assignment.id, {})
-    if not isinstance(table, dict):
-        raise UserError(f"{file}: [{assignment.id}] must be a table of students")
-    return {sid: _one(sid, entry, str(file)) for sid, entry in table.items()}
+    found = records.table(file, assignment.id)
+    return {sid: _one(sid, entry, str(file)) for sid, entry in found.items()}
+
+
+def in_gradebook(session: Session, assignment_id: str) -> dict[str, timedelta]:
+    """``{student_id: extension}`` of every submission of the assignment whose extension the
+    gradebook holds (set by ``extend``, or by nbgrader's API, ngshare, a script)."""
+    found = session.execute(
+        select(SubmittedAssignment.student_id, SubmittedAssignment.extension)
+        .join(NbAssignment, NbAssignment.id == SubmittedAssignment.assignment_id)
+        .where(NbAssignment.name == assignment_id, SubmittedAssignment.extension.is_not(None))
+    )
+    return {sid: extension for sid, extension in found if extension}  # 0 changes nothing
+
+
+def _hours(extension: timedelta) -> str:
+    return f"{extension / timedelta(hours=1):g} h"
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """The course's file and the gradebook, read together: neither is silently dropped.
+
+    granted: what stands: the file's extensions, and the gradebook's where the
+    file has none for that student (adopted); adopted: those found only in the
+    gradebook; differ: ``{student: (the file's extension, the gradebook's)}``
+    where both hold one and they differ (the file's stands).
+    """
+
+    granted: dict[str, Extension]
+    adopted: dict[str, Extension]
+    differ: dict[str, tuple[timedelta | None, timedelta]]
+
+    def lines(self, file: Path, recorded: bool) -> list[str]:
+        """What a run says of it: one line for adopted extensions, one for disagreements."""
+        said = []
+        if self.adopted:
+            named = ", ".join(
+                f"{sid} ({_hours(e.more or timedelta(0))})"
+                for sid, e in sorted(self.adopted.items())
+            )
+            verb = "recorded in" if recorded else "would record in"
+            said.append(
+                f"{verb} {file.name} {len(self.adopted)} extension(s) found only in the "
+                f"gradebook (set outside `extend`): {named}"
+            )
+        if self.differ:
+            named = ", ".join(
+                f"{sid} ({file.name}: {_hours(ours) if ours else 'none'}, gradebook: "
+                f"{_hours(theirs)})"
+                for sid, (ours, theirs) in sorted(self.differ.items())
+            )
+            said.append(
+                f"warning: {file.name} and the gradebook disagree on {len(self.differ)} "
+                f"extension(s), {file.name}'s stands: {named} (`python -m autograder extend "
+                "ID` changes one)"
+            )
+        return said
+
+
+def reconcile(assignment: Assignment, write_file: bool) -> list[str]:
+    """Read the course's file with its gradebook's extensions; with ``write_file``, record in
+    the file those found only in the gradebook. What to say of it (:meth:`Agreement.lines`)."""
+    with existing(course_url(assignment)) as gb:
+        if gb is None:
+            return []
+        agreement = agree(assignment, gb.db)
+    if agreement.adopted and write_file:
+        write_atomic(path(assignment.root), write(assignment, agreement.granted))
+    return agreement.lines(path(assignment.root), write_file)
+
+
+def agree(assignment: Assignment, session: Session) -> Agreement:
+    """The course's extensions for ``assignment``, its file read with the gradebook's
+    (``session``: an open nbgrader gradebook's)."""
+    from_file = granted(assignment)
+    held = in_gradebook(session, assignment.id)
+    due = session.execute(
+        select(NbAssignment.duedate).where(NbAssignment.name == assignment.id)
+    ).scalar()
+    adopted = {
+        sid: Extension(sid, more=extension, why=FOUND_IN_GRADEBOOK)
+        for sid, extension in held.items()
+        if sid not in from_file
+    }
+    differ = {
+        sid: (from_file[sid].beyond(due), extension)
+        for sid, extension in held.items()
+        if sid in from_file and from_file[sid].beyond(due) != extension
+    }
+    return Agreement({**from_file, **adopted}, adopted, differ)
+
+
+#: the note kept with an extension the course's file took from the gradebook
+FOUND_IN_GRADEBOOK = "found in the gradebook (set outside python -m autograder extend)"
+
+ABOUT = (
+    "Extra time granted, per assignment and student (python -m autograder extend):\n"
+    "until = a new due date, or days / hours added to the assignment's."
+)
 
 
 def write(assignment: Assignment, extensions: dict[str, Extension]) -> str:
     """The course's file with ``assignment``'s table replaced by ``extensions`` (its text)."""
-    file = path(assignment.root)
-    tables: dict[str, list[str]] = {}
-    if file.is_file():
-        data = tomllib.loads(file.read_text())
-        for other, table in data.items():
-            if other != assignment.id and isinstance(table, dict):
-                tables[other] = [
-                    _one(sid, entry, str(file)).as_toml() for sid, entry in table.items()
-                ]
-    tables[assignment.id] = [e.as_toml() for _, e in sorted(extensions.items())]
-    lines = [
-        "# Extra time granted, per assignment and student (python -m autograder extend):",
-        "# until = a new due date, or days / hours added to the assignment's.",
-    ]
-    for name, rows in sorted(tables.items()):
-        if rows:
-            lines += ["", f"[{_quoted(name)}]", *rows]
-    return "\n".join(lines) + "\n"
+    entries = {sid: e.as_entry() for sid, e in extensions.items()}
+    return records.text(path(assignment.root), assignment.id, entries, ABOUT)

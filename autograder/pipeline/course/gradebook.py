@@ -105,6 +105,20 @@ def write_ahead(db_url: str) -> None:
         connection.execute("PRAGMA journal_mode=WAL")
 
 
+def copy_database(source: Path, target: Path) -> None:
+    """Copy the SQLite gradebook ``source`` to ``target`` as it stands, committed writes in its
+    write-ahead log included (what formgrader just saved lives there until a checkpoint).
+
+    SQLite's online backup: a consistent copy while other connections write,
+    where copying the file alone would miss the log.
+    """
+    target.unlink(missing_ok=True)
+    with contextlib.closing(sqlite3.connect(source)) as original:
+        with contextlib.closing(sqlite3.connect(target)) as copy:
+            original.backup(copy)
+            copy.execute("PRAGMA journal_mode=DELETE")  # one file: a copy is read alone
+
+
 def stamp_path(db_url: str, assignment: Assignment) -> Path | None:
     """Beside a SQLite gradebook, the file saying which sources it has recorded."""
     database = database_file(db_url)

@@ -17,8 +17,10 @@ import logging
 import re
 from pathlib import Path
 
+from autograder.pipeline.course import turns
 from autograder.pipeline.course.assignment import find_assignment
 from autograder.pipeline.errors import UserError
+from autograder.pipeline.lms import written
 from autograder.pipeline.lms.grades import (
     Filled,
     Identity,
@@ -167,9 +169,11 @@ def export(
     nothing written) while any grade is not final.
     """
     chosen = find_assignment(course, assignment)
-    totals_of, left_out = of_class(totals(chosen), Path(grades))
-    waiting = final_or_refuse(totals_of, final)
-    filled = write(Path(template), column, Path(out), chosen.id, totals_of)
-    filled.notes += left_out + waiting
-    _log.info(filled.summary(Path(out)))
-    return 0
+    with turns.turn(chosen.root, "export canvas"):  # the course's totals hold still
+        totals_of, left_out = of_class(totals(chosen), Path(grades))
+        waiting = final_or_refuse(totals_of, final)
+        filled = write(Path(template), column, Path(out), chosen.id, totals_of)
+        filled.notes += left_out + waiting
+        written.record(chosen, "canvas", Path(out), {s: totals_of[s].score for s in filled.filled})
+        _log.info(filled.summary(Path(out)))
+        return 0

@@ -18,8 +18,10 @@ import re
 import zipfile
 from pathlib import Path
 
+from autograder.pipeline.course import turns
 from autograder.pipeline.course.assignment import find_assignment
 from autograder.pipeline.errors import UserError
+from autograder.pipeline.lms import written
 from autograder.pipeline.lms.grades import (
     Filled,
     Identity,
@@ -207,19 +209,23 @@ def export(
     nothing written) while any grade is not final.
     """
     chosen = find_assignment(course, assignment)
-    out = Path(out)
-    feedback = Path(feedback) if feedback is not None else ClassFolder(Path(grades)).feedback
-    totals_of, left_out = of_class(totals(chosen), Path(grades))
-    waiting = final_or_refuse(totals_of, final)
-    filled, pages, zipped, missing = write(Path(worksheet), out, feedback, totals_of, match_names)
-    filled.notes += left_out + waiting
-    _log.info(filled.summary(out))
-    if not Path(feedback).is_dir():
-        _log.warning(
-            f"no feedback pages in {feedback}: pass --grades DIR, where DIR is "
-            "the grade run's --out (no row says a page is attached)"
+    with turns.turn(chosen.root, "export moodle"):  # the course's totals hold still
+        out = Path(out)
+        feedback = Path(feedback) if feedback is not None else ClassFolder(Path(grades)).feedback
+        totals_of, left_out = of_class(totals(chosen), Path(grades))
+        waiting = final_or_refuse(totals_of, final)
+        filled, pages, zipped, missing = write(
+            Path(worksheet), out, feedback, totals_of, match_names
         )
-    _log.info(f"wrote {pages}: {zipped} feedback page(s) for Moodle's feedback upload")
-    if missing:
-        _log.warning(f"no feedback page (or no participant number) for: {', '.join(missing)}")
-    return 0
+        filled.notes += left_out + waiting
+        written.record(chosen, "moodle", out, {s: totals_of[s].score for s in filled.filled})
+        _log.info(filled.summary(out))
+        if not Path(feedback).is_dir():
+            _log.warning(
+                f"no feedback pages in {feedback}: pass --grades DIR, where DIR is "
+                "the grade run's --out (no row says a page is attached)"
+            )
+        _log.info(f"wrote {pages}: {zipped} feedback page(s) for Moodle's feedback upload")
+        if missing:
+            _log.warning(f"no feedback page (or no participant number) for: {', '.join(missing)}")
+        return 0

@@ -6,9 +6,33 @@ time; ``grades.csv`` is written by :mod:`.results`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import unicodedata
+from collections.abc import Iterable, Sequence
 
 from autograder.pipeline.results import Outcome
+
+
+def width(text: str) -> int:
+    """Columns ``text`` takes in a terminal: 2 for a wide (CJK) character, 0 for a combining
+    mark, 1 for any other."""
+    return sum(
+        0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+        for c in text
+    )
+
+
+def aligned(rows: Sequence[Sequence[str]], right: frozenset[int] = frozenset()) -> list[str]:
+    """``rows`` (the header first) as lines of columns two spaces apart, padded by display
+    width; columns in ``right`` are right-aligned, the last is not padded."""
+    widths = [max(width(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for row in rows:
+        cells = []
+        for i, text in enumerate(row):
+            pad = " " * (widths[i] - width(text)) if i < len(row) - 1 or i in right else ""
+            cells.append(pad + text if i in right else text + pad)
+        lines.append("  ".join(cells).rstrip())
+    return lines
 
 
 def table(rows: Iterable[Outcome]) -> str:
@@ -16,16 +40,14 @@ def table(rows: Iterable[Outcome]) -> str:
 
     The score is the total after any late penalty, which the status names.
     """
-    lines = []
+    lines: list[tuple[str, str, str]] = []
     for row in rows:
         score = f"{row.score:g} / {row.max_score:g}"
         status = row.status if row.status == "ok" else f"{row.status}: {row.detail}"
         if row.late_penalty:
             status += f" (late: {row.raw_score:g} less a penalty of {row.late_penalty:g})"
-        lines.append((row.student_id, score, status))
-    width = max([len("student")] + [len(student) for student, _, _ in lines])
-    header = f"{'student':<{width}}  {'score':>11}  status"
-    return "\n".join([header] + [f"{s:<{width}}  {c:>11}  {t}" for s, c, t in lines])
+        lines.append((row.student_id, f"{score:>11}", status))
+    return "\n".join(aligned([("student", f"{'score':>11}", "status"), *lines], frozenset({1})))
 
 
 def summary(rows: Iterable[Outcome], max_points: dict[str, float]) -> str:

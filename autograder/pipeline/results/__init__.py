@@ -26,7 +26,6 @@ from autograder.pipeline.results.outcome import (
 )
 from autograder.pipeline.results.recorder import Recorder
 from autograder.pipeline.results.store import (
-    COURSE_LOCK,
     NOT_FINISHED,
     ClassFolder,
     Store,
@@ -37,7 +36,6 @@ from autograder.pipeline.results.store import (
 )
 
 __all__ = [
-    "COURSE_LOCK",
     "HEADER",
     "NOT_FINISHED",
     "ClassFolder",

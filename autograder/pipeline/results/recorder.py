@@ -24,7 +24,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from autograder.pipeline.course import extensions, internals
 from autograder.pipeline.course.assignment import Assignment
 from autograder.pipeline.files import read_bounded, write_atomic
-from autograder.pipeline.results import rows
+from autograder.pipeline.results import rows, ta_grades
 from autograder.pipeline.results.graded import Graded
 
 RELEASED = 0o644  #: a feedback page's mode, as nbgrader's generate_feedback leaves it
@@ -60,9 +60,12 @@ class Recorder:
         self.config = assignment.config
         steps = internals.autograde_steps(self.config)
         self.after_save, self.in_bulk = steps.after_save, steps.stock_saving
-        self.extensions = extensions.granted(assignment)
         self.gradebook = Gradebook(db_url)
+        #: the course's file read with the gradebook's own: an extension set there stands too
+        self.extensions = extensions.agree(assignment, self.gradebook.db).granted
         self._rows: rows.Rows | None = None
+        #: (student, notebook stem, cell) of each TA grade whose answer changed: a TA's again
+        self.again: list[tuple[str, str, str]] = []
 
     def commit(self) -> None:
         """Make everything saved since the last commit durable, at once."""
@@ -98,6 +101,7 @@ class Recorder:
         a late penalty was assigned).
         """
         a, sid = self.assignment, result.student_id
+        standing = self._ta_standing(result)  # before the graded notebooks are replaced
         if submitted is not None and self.autograded is None:
             folder = a.folder("submitted_directory", sid)
             for filename, data in submitted.items():
@@ -111,14 +115,14 @@ class Recorder:
                 # validate it again only to log (a tenth of recording's time).
                 text = result.texts.get(notebook_name)
                 write_atomic(target, text or nbformat.v4.writes(nbformat.from_dict(nb)))
-        if self.autograded is None and any(nb is not None for nb in result.notebooks.values()):
+        if self.autograded is None:  # every hand-in gets its page back, a notebook unread too
             self._keep_exchange_files(sid, timestamp)
         known: dict[str, str | None] = {"lms_user_id": lms_id} if lms_id else {}
         if name:
             first, last = person(name)
             known.update(first_name=first, last_name=last)
         if self.in_bulk:
-            return self._save_rows(result, timestamp, known)
+            return self._save_rows(result, timestamp, known, standing.stands)
         with internals.one_transaction(self.gradebook) as gb:
             gb.update_or_create_student(sid, **known)
             gb.update_or_create_submission(a.id, sid, timestamp=timestamp)
@@ -132,10 +136,39 @@ class Recorder:
                 nb = nbformat.from_dict(nb)
                 for step in self.after_save:
                     nb, resources = internals.gradebook_step(step, gb, self.config)(nb, resources)
+            for stem, name in standing.stands:  # the course's steps flag them as stock does
+                gb.find_grade(name, stem, a.id, sid).needs_manual_grade = False
         return None
 
+    def _ta_standing(self, result: Graded) -> ta_grades.Standing:
+        """Which of the student's grades a TA gave stand through this grading
+        (:mod:`~autograder.pipeline.results.ta_grades`); those that do not are kept in
+        :attr:`again`, for the run to name."""
+        a, sid = self.assignment, result.student_id
+        given = ta_grades.graded_by_ta(self.gradebook.db, a.id, sid)
+        if not given:
+            return ta_grades.Standing()
+        before, after, scores = {}, {}, {}
+        for name in a.notebooks:
+            stem, nb = Path(name).stem, result.notebooks.get(name)
+            # what the TA saw: the course's graded notebook, which a dry run's gradebook copy
+            # was graded against too
+            before[stem] = ta_grades.read_graded(a.autograded(sid, name))
+            after[stem] = nb
+            found = result.auto_grades.get(name)
+            if nb is not None and found is None:
+                found = rows.auto_grades(nbformat.from_dict(nb))
+            scores[stem] = found.scores if found is not None and nb is not None else None
+        standing = ta_grades.standing(given, before, after, scores)
+        self.again += [(sid, stem, cell) for stem, cell in standing.again]
+        return standing
+
     def _save_rows(
-        self, result: Graded, timestamp: datetime | None, known: dict[str, str | None]
+        self,
+        result: Graded,
+        timestamp: datetime | None,
+        known: dict[str, str | None],
+        standing: frozenset[ta_grades.Cell],
     ) -> rows.Written | None:
         """Stock's steps, as rows (:mod:`~autograder.pipeline.results.rows`).
 
@@ -154,7 +187,7 @@ class Recorder:
             if nb is not None and found is None:  # not decided by the worker: decide here
                 found = rows.auto_grades(nbformat.from_dict(nb))
             graded[Path(notebook_name).stem] = found if nb is not None else None
-        written = writer.save(sid, known, timestamp, extension, graded)
+        written = writer.save(sid, known, timestamp, extension, graded, standing)
         if written is not None and not writer.maybe_late(timestamp):
             return written
         self.gradebook.db.flush()

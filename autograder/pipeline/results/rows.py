@@ -155,6 +155,7 @@ class Rows:
         timestamp: datetime | None,
         extension: timedelta | None,
         notebooks: dict[str, AutoGrades | None],
+        standing: frozenset[tuple[str, str]] = frozenset(),
     ) -> Written | None:
         """Record one student's grading, as stock ``autograde`` would from scratch or again.
 
@@ -165,6 +166,9 @@ class Rows:
         kept on the submission. What the gradebook then holds, for a student
         recorded for the first time; None when they were recorded before (a
         TA's grades and comments, kept, are then read back with the rest).
+        standing: ``(notebook stem, cell)`` of the TA's grades that stand
+        (:mod:`~autograder.pipeline.results.ta_grades`): not flagged for a TA again,
+        where stock flags every grade a TA gave.
         Raises KeyError, before anything of the student is written, for a cell
         the gradebook does not know, where nbgrader raises MissingEntry.
         """
@@ -179,7 +183,7 @@ class Rows:
         ).first()
         if found is None:
             return self._create(student_id, stamp, extension, notebooks)
-        self._update(found[0], stamp, extension, notebooks)
+        self._update(found[0], stamp, extension, notebooks, standing)
         return None
 
     def _create(
@@ -241,6 +245,7 @@ class Rows:
         stamp: datetime | None,
         extension: timedelta | None,
         notebooks: dict[str, AutoGrades | None],
+        standing: frozenset[tuple[str, str]],
     ) -> None:
         grades = self._ids(Grade, submission)
         comments = self._ids(Comment, submission)
@@ -270,7 +275,7 @@ class Rows:
                 continue
             for name, auto in graded.scores.items():
                 row, manual = grades[(stem, name)]
-                needs = manual is not None or auto is None
+                needs = (manual is not None or auto is None) and (stem, name) not in standing
                 grade_rows.append({"row": row, "auto": auto, "needs": needs})
             comment_rows += [
                 {"row": comments[(stem, name)][0], "remark": remark}

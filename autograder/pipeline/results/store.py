@@ -141,8 +141,6 @@ class ClassFolder:
 
 #: in the course folder: what the gradebook last recorded of each student, per assignment
 LEDGER = ".autograder"
-#: in the course folder: held while a run records into the course's gradebook
-COURSE_LOCK = ".grading.lock"
 
 
 def ledger(assignment: Assignment) -> Store:

@@ -49,6 +49,7 @@ from pathlib import Path
 from nbgrader.utils import parse_utc
 
 from autograder.pipeline.course.assignment import Assignment
+from autograder.pipeline.course.students import plain_id
 from autograder.pipeline.errors import UserError
 from autograder.pipeline.files import MAX_SIDE_FILE, read_bounded
 from autograder.pipeline.lms import canvas, moodle
@@ -57,8 +58,6 @@ from autograder.pipeline.lms.grades import Identity, slug
 _log = logging.getLogger(__name__)
 
 MAX_FILE = 20 * 2**20  #: bytes; larger files are not read (and graded as unreadable)
-
-PLAIN_ID = re.compile(r"^\w[\w.@+-]{0,99}$")  #: \w: letters and digits of any script, and _
 
 
 @dataclass(frozen=True)
@@ -165,11 +164,6 @@ class Submission:
     def in_memory(self) -> Submission:
         """A copy holding its files' bytes, for a worker on another machine."""
         return dataclasses.replace(self, files=dict(self.files))
-
-
-def plain_id(student_id: str) -> bool:
-    """Is ``student_id`` plain text: no path, markup or formula (see the module's docstring)?"""
-    return bool(PLAIN_ID.match(student_id))
 
 
 def identify(name: str, stems: tuple[str, ...] = (), pattern: str | None = None) -> Identity:

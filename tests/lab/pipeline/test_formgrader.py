@@ -4,66 +4,16 @@ Formgrader runs as it does for a TA, a Jupyter server on 127.0.0.1 in the
 course folder; the test talks to its HTTP API as formgrader's page does.
 """
 
-import json
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-
 import nbformat
 import pytest
 
 from autograder.pipeline import results
 from autograder.pipeline.course import notebook
 
+from ...engine.formgrader import Formgrader
 from .. import lab
 
 pytestmark = pytest.mark.slow
-TOKEN = "formgrader-test"
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-class Formgrader:
-    """A Jupyter server with nbgrader's formgrader, serving a course on the loopback."""
-
-    def __init__(self, course_dir):
-        self.base = f"http://127.0.0.1:{free_port()}"
-        port = self.base.rsplit(":", 1)[1]
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "jupyter", "server", "--no-browser", "--allow-root",
-             "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
-             f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={course_dir}"],
-            cwd=course_dir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            try:
-                self.call("GET", "/api/status")
-                return
-            except OSError:
-                time.sleep(0.5)
-        self.stop()
-        raise AssertionError("formgrader did not start")
-
-    def call(self, method, path, body=None):
-        request = urllib.request.Request(
-            self.base + path,
-            method=method,
-            data=None if body is None else json.dumps(body).encode(),
-            headers={"Authorization": f"token {TOKEN}", "Content-Type": "application/json"},
-        )
-        with urllib.request.urlopen(request, timeout=60) as response:
-            return json.loads(response.read() or b"null")
-
-    def stop(self):
-        self.process.terminate()
-        self.process.wait(timeout=30)
 
 
 def test_manual_grade_round_trip(new_course, tmp_path, release_nb, solution_nb):
