@@ -60,9 +60,9 @@ $(HUB_ENV)/.installed: hub/users.txt hub/constraints.txt hub/student/nbgrader_co
 		|| { cat $(HUB_ENV)/setup.log; exit 1; }
 	@touch $@
 
-## Grade the bundled sample class and print the results (a dry run: the gradebook keeps none of it).
+## Grade the bundled sample class and print the results (a dry run into samples/graded/).
 grade: setup
-	$(PY) -m autograder grade samples/class --dry-run
+	$(PY) -m autograder grade samples/class --dry-run --out samples/graded
 
 ## The whole suite as CI runs it (lint, types, docs, tests, nbval), on WORKERS=2; MARKS="not cluster" narrows it.
 test: setup
@@ -120,6 +120,6 @@ constraints: setup
 	{ grep '^#' hub/constraints.txt; constraints.env/bin/python -m pip freeze; } > constraints.tmp
 	mv constraints.tmp hub/constraints.txt && rm -rf constraints.env
 
-## Remove the environment and the sample run's grades/ (never the gradebook or students' work).
+## Remove the environment and samples/graded/ (never the gradebook, grades/ or students' work).
 clean:
-	rm -rf $(VENV) grades
+	rm -rf $(VENV) samples/graded

@@ -121,10 +121,11 @@ def _export_parsers(commands: Any) -> None:
     )
     to_canvas.add_argument("--template", required=True, help="the gradebook CSV Canvas exported")
     to_canvas.add_argument(
-        "--column", help="the assignment's column (default: the only one, or the one naming it)"
+        "--column",
+        help="the assignment's column (default: the one filled last time, the only one, or "
+        "the one naming the assignment)",
     )
-    out = default(canvas.export, "out")
-    to_canvas.add_argument("--out", default=out, help=f"the CSV to import ({out})")
+    to_canvas.add_argument("--out", help="the CSV to import (canvas.csv in the --grades folder)")
     _class_folder(to_canvas, canvas.export)
     to_canvas.add_argument(
         "--final",
@@ -139,8 +140,7 @@ def _export_parsers(commands: Any) -> None:
         description="Fill Moodle's offline grading worksheet; zip the feedback pages for upload.",
     )
     to_moodle.add_argument("--worksheet", required=True, help="the worksheet Moodle exported")
-    out = default(moodle.export, "out")
-    to_moodle.add_argument("--out", default=out, help=f"the CSV to upload ({out})")
+    to_moodle.add_argument("--out", help="the CSV to upload (moodle.csv in the --grades folder)")
     _class_folder(to_moodle, moodle.export)
     to_moodle.add_argument(
         "--feedback", help="the feedback pages (default: the class's own, DIR/feedback)"

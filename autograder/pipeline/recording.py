@@ -229,7 +229,8 @@ class Recording:
             notebooks = {}
             for name in self.assignment.notebooks:
                 path = recorder.autograded_path(shown.student_id, name)
-                notebooks[name] = notebook.read(path) if path.exists() else None
+                found = notebook.read(path) if path.exists() else None
+                notebooks[name] = None if found is None or notebook.is_stand_in(found) else found
         if self.renderer is None:
             self.renderer = feedback_page.Renderer(self.assignment)
         html = self.renderer.render(

@@ -1,6 +1,8 @@
 """Regenerate everything derived from the source notebook.
 
-``python -m autograder generate`` rebuilds, from ``source/``:
+``python -m autograder generate`` first makes each source notebook's points
+tables true to its cells' points (:mod:`.points_table`: a rubric change), then
+rebuilds, from ``source/``:
 
 - ``release/``: the student notebook, by stock ``nbgrader generate_assignment``,
   ``self_check.py``, the students' self-check (:mod:`.self_check` with the
@@ -35,7 +37,7 @@ from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 from autograder.pipeline.course import notebook
 from autograder.pipeline.course.assignment import Assignment, find_assignment
 from autograder.pipeline.course.gradebook import due_date
-from autograder.tools import self_check
+from autograder.tools import points_table, self_check
 from autograder.tools.corpus import CORPUS, load_corpus
 from autograder.tools.nbgrader_cli import run_nbgrader, scratch_course
 
@@ -214,6 +216,13 @@ def generate(assignment: Assignment, out: Path) -> None:
 def main(*, assignment: str | None = None, course: Path | str | None = None) -> int:
     """Regenerate the assignment's generated files in place."""
     chosen = find_assignment(course, assignment)
+    for name in chosen.notebooks:  # a rubric change: the prose's points tables follow it
+        source_nb = notebook.read(chosen.source(name))
+        fixed, said = points_table.updated(source_nb)
+        if said:
+            notebook.write(fixed, chosen.source(name))
+            where = chosen.source(name).relative_to(chosen.root)
+            _log.info(f"updated the points table in {where}: {'; '.join(said)}")
     generate(chosen, chosen.root)
     for path in (chosen.release_dir, chosen.solution_dir):
         _log.info(f"regenerated {path.relative_to(chosen.root)}")

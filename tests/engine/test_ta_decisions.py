@@ -20,6 +20,7 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
+import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
@@ -38,7 +39,12 @@ pytestmark = pytest.mark.slow
 ID = "toy-1"
 DUE = "2026-03-01 12:00:00 UTC"
 LATE, IN_TIME = "2026-03-02 12:00:00 UTC", "2026-03-01 11:00:00 UTC"
+INTRO = nbformat.v4.new_markdown_cell(
+    "# Doubling\n\n| part | answer | points |\n| --- | --- | --- |\n| 1 | `double` | 3 |\n"
+    "| 2 | `explain` | 2 |\n| | **total** | **5** |"
+)  #: the points table a rubric change must keep true
 CELLS = [
+    INTRO,
     *toy.DOUBLE,
     toy.cell("### BEGIN SOLUTION\nTwice the input.\n### END SOLUTION", "explain", "manual", 2),
 ]
@@ -127,7 +133,13 @@ def test_a_tas_written_answer_grades_stand_through_regrades(course):
         (hidden,) = [c for c in nb.cells if c.get("id") == "test_double_negative"]
         hidden.metadata.nbgrader["points"] = 3
         notebook.write(nb, source)
-        assert autograder(course, "generate").returncode == 0
+        regenerated = autograder(course, "generate")
+        assert regenerated.returncode == 0, regenerated.stderr
+        assert "updated the points table" in regenerated.stdout
+        assert "1: 3 -> 4" in regenerated.stdout and "total: 5 -> 6" in regenerated.stdout
+        released = notebook.read(find_assignment(course, ID).release("toy.ipynb"))
+        assert "| 1 | `double` | 4 |" in released.cells[0].source
+        assert "**6**" in released.cells[0].source
         rubric = autograder(course, "grade", str(subs))
         assert rubric.returncode == 0 and "3 to grade" in rubric.stderr, rubric.stderr
         assert server.needs_grading(ID, "toy") == {"ada": False, "ben": False, "noah": True}
@@ -145,6 +157,26 @@ def test_a_tas_written_answer_grades_stand_through_regrades(course):
         assert server.needs_grading(ID, "toy") == {"ada": False, "ben": True, "noah": True}
     page = (course / "grades" / "feedback" / "ada.html").read_text()
     assert "awaiting a TA" not in page
+
+
+def test_a_notebook_that_could_not_be_read_has_its_row_in_formgrader(course):
+    """A truncated hand-in: formgrader lists it (scored 0, nothing to grade by hand), and its
+    page still says why, after a TA's grade elsewhere has the page rendered again."""
+    course, subs = course
+    work = subs / "zed" / ID
+    work.mkdir(parents=True)
+    (work / "toy.ipynb").write_text('{"cells": [{"cell_type": "code", "sou')
+    (work / "timestamp.txt").write_text(IN_TIME)
+    graded = autograder(course, "grade", str(subs))
+    assert graded.returncode == 0, graded.stderr
+    assert _rows(course)["zed"]["status"] == "unreadable"
+    with Formgrader(course) as server:
+        assert server.needs_grading(ID, "toy")["zed"] is False
+    _grade_by_hand(course, {"ada": 1})
+    again = autograder(course, "grade", str(subs))
+    assert again.returncode == 0, again.stderr
+    page = (course / "grades" / "feedback" / "zed.html").read_text()
+    assert "Grading note (unreadable)" in page and "could not be graded" not in page
 
 
 def test_hand_in_times_are_kept_through_force(course, tmp_path):

@@ -6,6 +6,7 @@ import re
 import pytest
 
 from autograder.pipeline.course import notebook
+from autograder.tools import points_table
 from autograder.tools.golden import RELEASE_KEY, SOURCE_KEY
 
 from . import lab
@@ -136,6 +137,7 @@ def test_stated_total_matches_points(source_nb):
     stated = re.search(r"\*\*total\*\* \| \| \*\*(\d+)\*\*", source_nb.cells[0].source)
     assert stated, "the opening cell has no total row"
     assert float(stated.group(1)) == total
+    assert points_table.updated(source_nb)[1] == []  # each step's row too: make generate
     stretch = sum(
         float(notebook.nbgrader_meta(c).get("points", 0))
         for c in source_nb.cells

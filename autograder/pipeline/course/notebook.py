@@ -8,6 +8,7 @@ through these few functions, so cell ids are matched in one way only.
 from __future__ import annotations
 
 import copy
+import html
 import re
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,28 @@ SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
 def read(path: Path | str) -> Any:
     """The notebook at ``path``, as nbformat v4."""
     return nbformat.read(str(path), as_version=4)
+
+
+#: a stand-in notebook's metadata key: why the notebook handed in could not be graded
+UNREAD = "autograder_unread"
+
+
+def stand_in(name: str, why: str) -> Any:
+    """A notebook kept where a graded one goes, for one that could not be read (or is missing):
+    formgrader lists only the submissions whose graded notebook exists, so this gives the
+    student a row there, saying why."""
+    note = (
+        f"**{html.escape(name)} could not be graded**: the notebook handed in could not be "
+        f"read, so every answer scored 0.\n\n<pre>{html.escape(why)}</pre>"
+    )
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(note)])
+    nb.metadata[UNREAD] = why
+    return nb
+
+
+def is_stand_in(nb: Any) -> bool:
+    """Is ``nb`` a :func:`stand_in`, not a graded notebook?"""
+    return UNREAD in (nb.get("metadata") or {})
 
 
 def write(nb: Any, path: Path) -> None:

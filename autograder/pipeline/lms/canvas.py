@@ -140,15 +140,22 @@ def write(
     assignment_id: str,
     grades: dict[str, Total],
     flag: str = "--column",
+    chosen_before: str = "",
 ) -> Filled:
     """Fill ``template`` (a Canvas gradebook CSV) with ``grades`` into ``out``.
 
-    flag: how the user names a column (the command's ``--column``, or the plugin's).
+    flag: how the user names a column (the command's ``--column``, or the plugin's);
+    chosen_before: the column the course's last export filled, used when ``column``
+    is not given and the file still has it (Canvas's titles rarely name the id).
     """
     header, rows = read_csv(template, "Canvas gradebook")
-    index = assignment_column(header, assignment_id, column, flag)
+    remembered = column is None and chosen_before in header and bool(chosen_before)
+    index = assignment_column(header, assignment_id, chosen_before if remembered else column, flag)
     filled_rows, filled = fill(header, rows, grades, index)
     write_csv(out, header, filled_rows)
+    filled.column = header[index]
+    if remembered:
+        filled.notes.append(f"filled the column {chosen_before!r}, as last time ({flag} to change)")
     return filled
 
 
@@ -156,7 +163,7 @@ def export(
     *,
     template: Path | str,
     column: str | None = None,
-    out: Path | str = ClassFolder.DEFAULT / "canvas.csv",
+    out: Path | str | None = None,
     grades: Path | str = ClassFolder.DEFAULT,
     final: bool = False,
     assignment: str | None = None,
@@ -165,15 +172,27 @@ def export(
     """Fill the Canvas gradebook ``template`` with this class's totals into ``out``.
 
     grades: the grade run's ``--out``, whose students are the class
-    (:func:`~autograder.pipeline.lms.grades.of_class`). final: refuse (exit 2,
-    nothing written) while any grade is not final.
+    (:func:`~autograder.pipeline.lms.grades.of_class`); out: default
+    ``canvas.csv`` beside them. column: default the one the last export
+    filled, else the only one, else the one naming the assignment. final:
+    refuse (exit 2, nothing written) while any grade is not final.
     """
     chosen = find_assignment(course, assignment)
+    target = Path(out) if out is not None else Path(grades) / "canvas.csv"
     with turns.turn(chosen.root, "export canvas"):  # the course's totals hold still
         totals_of, left_out = of_class(totals(chosen), Path(grades))
         waiting = final_or_refuse(totals_of, final)
-        filled = write(Path(template), column, Path(out), chosen.id, totals_of)
+        last = written.read(chosen).get("canvas")
+        filled = write(
+            Path(template),
+            column,
+            target,
+            chosen.id,
+            totals_of,
+            chosen_before=last.column if last else "",
+        )
         filled.notes += left_out + waiting
-        written.record(chosen, "canvas", Path(out), {s: totals_of[s].score for s in filled.filled})
-        _log.info(filled.summary(Path(out)))
+        scores = {s: totals_of[s].score for s in filled.filled}
+        written.record(chosen, "canvas", target, scores, filled.column)
+        _log.info(filled.summary(target))
         return 0

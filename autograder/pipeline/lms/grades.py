@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import io
+import logging
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -26,6 +27,8 @@ from autograder.pipeline.errors import UserError
 from autograder.pipeline.files import write_atomic
 from autograder.pipeline.results import ClassFolder, after_penalty, ledger
 from autograder.pipeline.results import read_csv as read_rows
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -190,13 +193,44 @@ def scaled(total: Total, maximum: float | None) -> float:
     return total.score * maximum / total.max_score
 
 
-def read_csv(path: Path, what: str) -> tuple[list[str], list[list[str]]]:
-    """``(header, rows)`` of a CSV an LMS exported (a byte-order mark is allowed)."""
+#: how a workbook starts: an .xlsx (a zip) and an old .xls (an OLE file)
+WORKBOOKS = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0")
+
+
+def read_text(path: Path, what: str) -> str:
+    """The text of a CSV an LMS or a spreadsheet wrote: UTF-8 (a byte-order mark allowed),
+    else Windows-1252 as Excel saves a plain "CSV", said in a note.
+
+    A workbook (.xlsx, .xls) or a file neither decodes is the user's mistake, said in one
+    line with what to do.
+    """
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as why:
-        raise UserError(f"cannot read the {what} {path}: {why}") from None
-    rows = list(csv.reader(io.StringIO(text)))
+        data = path.read_bytes()
+    except OSError as why:
+        raise UserError(f"cannot read the {what} {path}: {why.strerror}") from None
+    if data.startswith(WORKBOOKS):
+        raise UserError(
+            f"the {what} {path} is an Excel workbook, not a CSV: save it as CSV UTF-8 "
+            "(File > Save As > CSV UTF-8) and give that file"
+        )
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        pass
+    try:
+        text = data.decode("cp1252")
+    except UnicodeDecodeError:
+        raise UserError(f"the {what} {path} is not UTF-8 text: save it as CSV UTF-8") from None
+    _log.warning(
+        f"note: the {what} {path} is not UTF-8: read as Windows-1252, as Excel saves a plain "
+        "CSV (save it as CSV UTF-8 if a name looks wrong)"
+    )
+    return text
+
+
+def read_csv(path: Path, what: str) -> tuple[list[str], list[list[str]]]:
+    """``(header, rows)`` of a CSV an LMS exported (:func:`read_text`)."""
+    rows = list(csv.reader(io.StringIO(read_text(path, what), newline="")))
     if not rows:
         raise UserError(f"the {what} {path} is empty")
     return rows[0], rows[1:]
@@ -224,6 +258,7 @@ class Filled:
     unmatched: list[str]
     scaled: tuple[float, float] | None = None
     notes: list[str] = field(default_factory=list)
+    column: str = ""  # the column filled, where the file has a choice of them
 
     def summary(self, path: Path) -> str:
         """Lines for the terminal, ending with where the file is."""

@@ -15,7 +15,6 @@ Times without a zone are read in the course's ``c.Exchange.timezone``
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,6 +24,7 @@ from dateutil import parser as dates
 
 from autograder.pipeline.errors import UserError
 from autograder.pipeline.lms import moodle
+from autograder.pipeline.lms.grades import read_csv
 
 STUDENT_COLUMNS = ("student_id", "handed_in")  #: a plain CSV of hand-in times
 
@@ -64,14 +64,7 @@ def read(path: Path | str, timezone: str = "UTC") -> HandIns:
         zone = ZoneInfo(timezone)
     except (ZoneInfoNotFoundError, ValueError):
         raise UserError(f"c.Exchange.timezone = {timezone!r} is no time zone") from None
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as handle:
-            rows = list(csv.reader(handle))
-    except (OSError, UnicodeDecodeError) as error:
-        raise UserError(f"cannot read the hand-in times in {path}: {error}") from None
-    if not rows:
-        raise UserError(f"{path} is empty: no hand-in times")
-    header, body = rows[0], rows[1:]
+    header, body = read_csv(path, "file of hand-in times")
     found = HandIns()
     if all(name in header for name in moodle.HANDED_IN):
         for number, text in moodle.hand_in_times(header, body):

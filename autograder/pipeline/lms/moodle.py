@@ -193,7 +193,7 @@ def write(
 def export(
     *,
     worksheet: Path | str,
-    out: Path | str = ClassFolder.DEFAULT / "moodle.csv",
+    out: Path | str | None = None,
     grades: Path | str = ClassFolder.DEFAULT,
     feedback: Path | str | None = None,
     match_names: bool = False,
@@ -205,12 +205,13 @@ def export(
 
     grades: the grade run's ``--out``, whose students are the class
     (:func:`~autograder.pipeline.lms.grades.of_class`) and whose pages are
-    zipped unless ``feedback`` names another folder. final: refuse (exit 2,
+    zipped unless ``feedback`` names another folder; out: default
+    ``moodle.csv`` beside them. final: refuse (exit 2,
     nothing written) while any grade is not final.
     """
     chosen = find_assignment(course, assignment)
     with turns.turn(chosen.root, "export moodle"):  # the course's totals hold still
-        out = Path(out)
+        out = Path(out) if out is not None else Path(grades) / "moodle.csv"
         feedback = Path(feedback) if feedback is not None else ClassFolder(Path(grades)).feedback
         totals_of, left_out = of_class(totals(chosen), Path(grades))
         waiting = final_or_refuse(totals_of, final)

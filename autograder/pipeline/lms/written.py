@@ -21,12 +21,14 @@ from autograder.pipeline.results.store import LEDGER
 
 @dataclass(frozen=True)
 class Written:
-    """One LMS file as written: where, when (UTC), and ``{student_id: total}``."""
+    """One LMS file as written: where, when (UTC), ``{student_id: total}``, and the column it
+    filled ("" where the LMS has no choice of column)."""
 
     kind: str
     file: str
     when: str
     totals: dict[str, float]
+    column: str = ""
 
 
 def path(assignment: Assignment) -> Path:
@@ -44,11 +46,20 @@ def read(assignment: Assignment) -> dict[str, Written]:
         return {}
 
 
-def record(assignment: Assignment, kind: str, file: Path, totals: dict[str, float]) -> None:
-    """Keep what ``kind``'s export just wrote into ``file``."""
+def record(
+    assignment: Assignment, kind: str, file: Path, totals: dict[str, float], column: str = ""
+) -> None:
+    """Keep what ``kind``'s export just wrote into ``file`` (into ``column``, for Canvas: the
+    next export fills the same one unless told another)."""
     found = {
-        k: {"file": w.file, "when": w.when, "totals": w.totals} for k, w in read(assignment).items()
+        k: {"file": w.file, "when": w.when, "totals": w.totals, "column": w.column}
+        for k, w in read(assignment).items()
     }
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    found[kind] = {"file": str(Path(file).resolve()), "when": when, "totals": totals}
+    found[kind] = {
+        "file": str(Path(file).resolve()),
+        "when": when,
+        "totals": totals,
+        "column": column,
+    }
     write_atomic(path(assignment), json.dumps(found, indent=1, sort_keys=True))

@@ -21,7 +21,7 @@ from typing import Any
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 
-from autograder.pipeline.course import extensions, internals
+from autograder.pipeline.course import extensions, internals, notebook
 from autograder.pipeline.course.assignment import Assignment
 from autograder.pipeline.files import read_bounded, write_atomic
 from autograder.pipeline.results import rows, ta_grades
@@ -109,12 +109,15 @@ class Recorder:
             if timestamp is not None:
                 write_atomic(folder / "timestamp.txt", timestamp.isoformat(sep=" "))
         for notebook_name, nb in result.notebooks.items():
+            target = self.autograded_path(sid, notebook_name)
             if nb is not None:
-                target = self.autograded_path(sid, notebook_name)
                 # The worker read it as version 4 and checked it; nbformat.writes would
                 # validate it again only to log (a tenth of recording's time).
                 text = result.texts.get(notebook_name)
                 write_atomic(target, text or nbformat.v4.writes(nbformat.from_dict(nb)))
+            else:  # formgrader lists a submission only with a graded notebook on disk
+                unread = notebook.stand_in(notebook_name, result.detail or str(result.status))
+                write_atomic(target, nbformat.v4.writes(unread))
         if self.autograded is None:  # every hand-in gets its page back, a notebook unread too
             self._keep_exchange_files(sid, timestamp)
         known: dict[str, str | None] = {"lms_user_id": lms_id} if lms_id else {}

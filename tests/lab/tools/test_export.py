@@ -141,6 +141,45 @@ def test_canvas_column_must_be_clear(graded, tmp_path):
                        "--course", str(graded["course"]), "--out", str(out),
                        "--grades", str(graded["out"]))  # fmt: skip
     assert done.returncode == 0 and _read(out)[2][6] != ""
+    again = _autograder("export", "canvas", "--template", str(template),
+                        "--course", str(graded["course"]), "--grades", str(graded["out"]))  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    assert "filled the column 'Lab 8', as last time" in again.stdout
+    beside = graded["out"] / "canvas.csv"  # beside the grades it read, not in grades/
+    assert f"wrote {beside}" in again.stdout and _read(beside)[2][6] == _read(out)[2][6]
+
+
+@pytest.mark.parametrize(
+    "data, says",
+    [
+        (b"PK\x03\x04 a workbook", "is an Excel workbook, not a CSV: save it as CSV UTF-8"),
+        (b"\xd0\xcf\x11\xe0 an old one", "is an Excel workbook"),
+    ],
+)
+def test_a_workbook_is_one_line(graded, tmp_path, data, says):
+    """An .xlsx given as the template: one line saying how to save it, exit 2?"""
+    template = tmp_path / "Grades.xlsx"
+    template.write_bytes(data)
+    done = _autograder(
+        "export", "canvas", "--template", str(template), "--course", str(graded["course"])
+    )
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert says in done.stderr
+
+
+def test_a_csv_excel_saved_as_windows_1252_is_read(graded, tmp_path):
+    """A template Excel saved as plain CSV (Windows-1252, accented names): read, and noted?"""
+    template = tmp_path / "gradebook.csv"
+    rows = _canvas_template(template)
+    rows[2][0] = "Iva, Iván"
+    with template.open("w", newline="", encoding="cp1252") as handle:
+        csv.writer(handle).writerows(rows)
+    out = tmp_path / "canvas.csv"
+    done = _autograder("export", "canvas", "--template", str(template), "--out", str(out),
+                       "--course", str(graded["course"]), "--grades", str(graded["out"]))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "read as Windows-1252" in done.stderr
+    assert _read(out)[2][0] == "Iva, Iván"
 
 
 def test_canvas_scales_to_points_possible_and_finds_its_one_column(graded, tmp_path):
