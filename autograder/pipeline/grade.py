@@ -188,6 +188,12 @@ def run(request: Request) -> ClassGrades:
 
 def _run_locked(request: Request) -> ClassGrades:
     chosen, out, submissions = request.assignment, request.out, request.submissions
+    unreleased = [n for n in chosen.notebooks if not chosen.release(n).is_file()]
+    if unreleased:  # the pages show what was released, and the grader checks against it
+        raise UserError(
+            f"{chosen.id} has no release of {', '.join(unreleased)} in {chosen.release_dir}: "
+            "run `python -m autograder generate` first"
+        )
     found = collect.collect(submissions, chosen, request.pattern)
     if not found:
         raise UserError(f"no submission of {chosen.id} found in {submissions}")

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autograder.sandbox import wire
+from autograder.sandbox import served, wire
 from autograder.sandbox.clean_up import (
     STUDENTS_FOLDER,
     kill_until_gone,
@@ -391,9 +391,8 @@ class Sandbox:
             finally:
                 theirs.close()
                 ended_theirs.close()
-            mine.settimeout(timeout)
             try:
-                hello = wire.receive(mine)
+                hello = wire.receive(mine, time.monotonic() + timeout)
             except (OSError, EOFError, wire.WireError) as error:
                 why = f"the student process did not start: {error}"
                 raise StudentGone(why, outside=True) from None
@@ -568,23 +567,28 @@ class Student:
         return StudentGone(f"the notebook's process crashed ({name})")
 
     def _reply(self, number: int, deadline: float, stand_ins: dict[str, StandIn]) -> dict[str, Any]:
-        """The reply to request ``number``, serving the stand-ins the student calls meanwhile."""
+        """The reply to request ``number``, serving the stand-ins the student calls meanwhile.
+
+        One absolute deadline holds over all of it: every read of every frame
+        (a reply sent a byte at a time ends at the deadline) and every call served.
+        """
         while True:
-            self.sock.settimeout(max(deadline - time.monotonic(), 0.01))
-            reply = wire.receive(self.sock)
+            reply = wire.receive(self.sock, deadline)
             if "stand_in" in reply:
-                self._serve(reply, stand_ins)
+                self._serve(reply, stand_ins, deadline)
                 continue
             if reply.get("id") != number:
                 raise wire.WireError(f"a reply to request {reply.get('id')!r}, not {number}")
             return reply
 
-    def _serve(self, call: dict[str, Any], stand_ins: dict[str, StandIn]) -> None:
+    def _serve(self, call: dict[str, Any], stand_ins: dict[str, StandIn], deadline: float) -> None:
         """Answer one call the student's code made to a stand-in, here, with data only.
 
         Only a name served during the current request is answered; its
-        arguments are bounded (:data:`MAX_CALLBACK`) so a student cannot make
-        the grader compute for long or hold much. Errors go back as data.
+        arguments are bounded (:data:`MAX_CALLBACK`), and the call itself by the
+        request's ``deadline`` and a memory budget (:mod:`~autograder.sandbox.served`).
+        Errors go back as data; a call past the deadline is the request's
+        TimeoutError.
         """
         name = str(call.get("stand_in"))
         try:
@@ -593,11 +597,15 @@ class Student:
                 raise NameError(f"{name} is not served by the test running now")
             if len(json.dumps([call.get("args"), call.get("kwargs")])) > MAX_CALLBACK:
                 raise ValueError(f"arguments of over {MAX_CALLBACK:,} bytes for {name}")
-            args = [wire.decode(a) for a in call.get("args") or []]
+            args = tuple(wire.decode(a) for a in call.get("args") or [])
             kwargs = {str(k): wire.decode(v) for k, v in (call.get("kwargs") or {}).items()}
-            answer = {"ok": True, "result": wire.encode(function(*args, **kwargs))}
+            result = served.call(function, args, kwargs, deadline, name)
+            answer = {"ok": True, "result": wire.encode(result)}
+        except TimeoutError:
+            raise
         except Exception as error:  # the stand-in's error, or bad arguments: the student's to see
             answer = {"ok": False, "ename": type(error).__name__, "evalue": str(error)[:2000]}
+        self.sock.settimeout(max(deadline - time.monotonic(), 0.01))
         wire.send(self.sock, answer)
 
     def request(
@@ -615,10 +623,12 @@ class Student:
         if self.dead:
             raise StudentGone("the student process is gone")
         self.sent += 1
-        served = stand_ins or {}
+        serving = stand_ins or {}
+        deadline = time.monotonic() + timeout
         try:
-            wire.send(self.sock, {**message, "id": self.sent, "serve": sorted(served)})
-            return self._reply(self.sent, time.monotonic() + timeout, served)
+            self.sock.settimeout(max(timeout, 0.01))  # the send too, not a read's leftover
+            wire.send(self.sock, {**message, "id": self.sent, "serve": sorted(serving)})
+            return self._reply(self.sent, deadline, serving)
         except TimeoutError:
             self.sandbox.signal(self.pid, signal.SIGINT)
             try:

@@ -22,6 +22,7 @@ import builtins
 import json
 import socket
 import struct
+import time
 from typing import Any
 
 import numpy as np
@@ -184,9 +185,16 @@ def send(sock: socket.socket, message: dict[str, Any]) -> None:
     sock.sendall(struct.pack(">Q", len(body)) + body)
 
 
-def _exactly(sock: socket.socket, size: int) -> bytes:
+def _exactly(sock: socket.socket, size: int, deadline: float | None) -> bytes:
+    """``size`` bytes from ``sock``; TimeoutError once ``deadline`` (``time.monotonic()``) has
+    passed, however the bytes trickle in: each read waits only what is left."""
     chunks, remaining = [], size
     while remaining:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the other side's reply ran past its deadline")
+            sock.settimeout(left)
         chunk = sock.recv(min(remaining, 2**20))
         if not chunk:
             raise EOFError("the other side closed the connection")
@@ -195,13 +203,17 @@ def _exactly(sock: socket.socket, size: int) -> bytes:
     return b"".join(chunks)
 
 
-def receive(sock: socket.socket) -> dict[str, Any]:
-    """Read one frame; a dict. EOFError when the other side is gone, WireError on garbage."""
-    (size,) = struct.unpack(">Q", _exactly(sock, 8))
+def receive(sock: socket.socket, deadline: float | None = None) -> dict[str, Any]:
+    """Read one frame; a dict. EOFError when the other side is gone, WireError on garbage.
+
+    deadline: a ``time.monotonic()`` time by which the whole frame must have
+    arrived, else TimeoutError (None: the socket's own timeout, per read).
+    """
+    (size,) = struct.unpack(">Q", _exactly(sock, 8, deadline))
     if size > MAX_FRAME:
         raise WireError(f"a frame of {size} bytes is over the limit of {MAX_FRAME}")
     try:
-        message = json.loads(_exactly(sock, size))
+        message = json.loads(_exactly(sock, size, deadline))
     except (ValueError, RecursionError) as error:
         raise WireError(f"not JSON: {error}") from None
     if not isinstance(message, dict):

@@ -143,6 +143,11 @@ MATHS = (
     "background-image:url(http://127.0.0.1:PORT/fake.png)}{\\text{Score 45 / 45}}$"
     " and $\\href{javascript:document.title='pwned'}{click}$"
     " and $\\text{<plaintext>}$ and $\\frac{a}{b}$"
+    # paths a browser resolves to the network once the page is served over HTTP
+    ' <img src="/\\127.0.0.1:PORT/slash.png"> <img src="\\\\127.0.0.1:PORT\\back.png">'
+    ' <img src="//127.0.0.1:PORT/scheme-relative.png"> <img src="fake.png">'
+    # a heading that would take a test's anchor
+    '\n\n<h3 id="test_head_causal">test_head_causal passed</h3>'
 )
 
 
@@ -241,6 +246,17 @@ RUNAWAY = {
         ),
         "ok",
         "as_solution",
+    ),
+    "served_hog": Case(
+        "multi_head asks the lab's head for a (1500, 60000) answer from 0.5 MB of arguments",
+        solved_with(
+            "multi_head",
+            "def multi_head(x, heads):\n"
+            "    head(np.ones((1500, 1)), np.ones((1, 2)), np.ones((1, 2)), np.ones((1, 60000)))\n"
+            "    return concat_heads([head(x, *h) for h in heads])",
+        ),
+        "ok",
+        "partial",
     ),
     "html_script": Case(
         "displays HTML with a script in its output",

@@ -6,7 +6,8 @@ answer, or any Markdown cell a student added) goes through :func:`clean`: an
 allow-list of the tags and attributes Markdown produces, as nbconvert's own
 ``clean_html`` does for outputs (``bleach``), so ``<script>``, event handlers
 (``onerror=``), ``javascript:`` links, ``<svg onload>`` and ``<iframe srcdoc>``
-are shown as text or dropped, and no image loads from the network. Then
+are shown as text or dropped, and no image in a student's Markdown loads
+anything: it keeps its text, never a source. Then
 :func:`render_maths` turns ``$...$`` and ``$$...$$`` into MathML, which
 browsers draw themselves: the page loads no MathJax from the network. The
 MathML is built as elements, kept only where its tags and attributes are
@@ -38,10 +39,14 @@ TAGS = frozenset(
 
 
 def _image_attribute(tag: str, name: str, value: str) -> bool:
-    """An image keeps its text, and a source only when it loads nothing from the network."""
-    if name == "src":
-        return not re.match(r"\s*([a-z][a-z0-9+.-]*:|//)", value, re.IGNORECASE)
-    return name in ("alt", "title", "class", "id")
+    """An image a student's Markdown shows keeps its text and never a source.
+
+    A source could load from the network: any URL, and any path once the page
+    is served over HTTP (a browser reads ``/\\host/x`` and ``\\\\host\\x`` as
+    ``//host/x``). The pictures a page shows are the notebook's own outputs,
+    drawn from their data, not from a student's Markdown.
+    """
+    return name in ("alt", "title")
 
 
 def _any_attribute(tag: str, name: str, value: str) -> bool:
@@ -63,7 +68,7 @@ ATTRIBUTES: dict[str, Any] = {
     "img": _image_attribute,
     "th": ["align"],
     "td": ["align"],
-    **{f"h{level}": ["id", "title"] for level in range(1, 7)},  # a heading's anchor
+    # no id: a student's heading must not take an anchor the page's own links point to
 }
 PROTOCOLS = frozenset({"http", "https", "mailto"})
 

@@ -233,11 +233,18 @@ def _one_file(notebook: str, ref: FileRef, data: bytes, why: str) -> OnDisk:
 
 
 def _read(path: Path) -> tuple[bytes, str]:
-    """``(bytes, why unreadable)``: a file over :data:`MAX_FILE` is not read."""
+    """``(bytes, why unreadable)``: a file over :data:`MAX_FILE` is not read, nor one that grows
+    past it while it is read (never more than the limit is held)."""
     size = path.stat().st_size
     if size > MAX_FILE:
         return b"", _too_large(size)
-    return path.read_bytes(), ""
+    with path.open("rb") as handle:
+        data = handle.read(size + 1)  # what stat said, and a byte to see whether it grew
+        if len(data) > size:
+            data += handle.read(MAX_FILE + 1 - len(data))
+    if len(data) > MAX_FILE:
+        return b"", _too_large(len(data))
+    return data, ""
 
 
 def _inside(path: Path, root: Path) -> bool:

@@ -5,8 +5,11 @@ tests/lab/hostile.py, an honest student and a victim whose files the cheats try 
 reach. A local socket listens for anything a submission sends.
 """
 
+import functools
 import html
+import http.server
 import json
+import threading
 import time
 from pathlib import Path
 
@@ -272,15 +275,20 @@ SEEN_WITH_SCRIPTS = """
     const style = getComputedStyle(el);
     return style.position === 'fixed' || style.backgroundImage !== 'none';
   }).map(el => el.tagName);
-  return {title: document.title, missing: shown, covering: covering, live: %s.live};
+  const anchors = [...document.querySelectorAll('[id]')].filter(el => /^H[1-6]$/.test(el.tagName))
+    .map(el => el.id).filter(id => %s.includes(id));
+  return {title: document.title, missing: shown, covering: covering, live: %s.live,
+          headings: anchors};
 })()
 """
 
 
 @pytest.mark.browser
 def test_student_maths_never_runs_with_scripts_on(graded_class, source_nb, tmp_path):
-    """With scripts on and a listener on the network, does the page of a student whose
-    maths attacks run nothing, fetch nothing, and still show every test's result?"""
+    """With scripts on, the page served over HTTP and a listener on the network, does the
+    page of a student whose maths and images attack run nothing, fetch nothing (not through
+    ``/\\host`` or ``\\\\host`` paths either), lend no test's anchor to a student's heading,
+    and still show every test's result?"""
     import re
 
     from ... import browser
@@ -291,15 +299,24 @@ def test_student_maths_never_runs_with_scripts_on(graded_class, source_nb, tmp_p
     text = (graded_class["out"] / "feedback" / "markup.html").read_text()
     page.write_text(re.sub(r"127\.0\.0\.1:\d+", f"127.0.0.1:{listener.port}", text))
     tests = [notebook.grade_id(c) for c in source_nb.cells if notebook.is_test(c)]
+    # served over HTTP, as formgrader or a course's web server serves it: a path such as
+    # /\host/x is then a network path to the browser
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    serving = threading.Thread(target=server.serve_forever, daemon=True)
+    serving.start()
     try:
         with browser.Browser() as chromium, chromium.tab() as tab:
-            tab.go(page.as_uri())
+            tab.go(f"http://127.0.0.1:{server.server_address[1]}/markup.html")
             time.sleep(1)  # what would load or run has had its chance
-            seen = tab.run(SEEN_WITH_SCRIPTS % (json.dumps(tests), LIVE.strip()))
+            seen = tab.run(SEEN_WITH_SCRIPTS % (json.dumps(tests), json.dumps(tests), LIVE.strip()))
     finally:
         listener.stop()
+        server.shutdown()
+        server.server_close()
     assert seen["title"] != "pwned" and listener.heard == [], (seen, listener.heard)
     assert seen["live"] == [] and seen["covering"] == [], seen
+    assert seen["headings"] == [], f"a student's heading took a test's anchor: {seen}"
     assert seen["missing"] == [], f"results no longer shown: {seen['missing']}"
 
 
