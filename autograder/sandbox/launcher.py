@@ -327,10 +327,13 @@ class Sandbox:
     def _start(self, prefix: list[str], start_timeout: float) -> None:
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         package = Path(__file__).resolve().parents[1]  # autograder/
+        # Taken off sys.path again once imported, unless it is already there: installed
+        # in site-packages, that folder holds the packages a student's process needs too.
         boot = (
-            f"import sys; sys.path.insert(0, {str(package.parent)!r}); "
+            f"import sys; boot = {str(package.parent)!r}; "
+            "added = boot not in sys.path; sys.path.insert(0, boot); "
             f"from {ZYGOTE}; "
-            f"zygote({child.fileno()}, sys.path[0], {self.warm_up!r})"
+            f"zygote({child.fileno()}, boot if added else None, {self.warm_up!r})"
         )
         # The package is imported from the folder bound into the sandbox, however
         # it was installed; -I keeps the environment and the working folder out.

@@ -662,7 +662,8 @@ def zygote(control_fd: int, boot_path: str | None = None, imports: str = "") -> 
     """Preload, then fork one isolated child per request on the control socket.
 
     boot_path: the folder put on ``sys.path`` to import this package; taken off
-    again once it is imported, so no student imports anything from there.
+    again once it is imported, so no student imports anything from there (None:
+    it was on ``sys.path`` already, site-packages, and stays).
     imports: the lab's import statements, to preload (:func:`warm_up`).
     """
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -672,7 +673,8 @@ def zygote(control_fd: int, boot_path: str | None = None, imports: str = "") -> 
     import matplotlib.pyplot  # noqa: F401  -- paid once, here
     import numpy  # noqa: F401
 
-    sys.path[:] = [path for path in sys.path if path and path != boot_path]
+    if boot_path is not None:
+        sys.path[:] = [path for path in sys.path if path and path != boot_path]
 
     shell = make_shell()
     warm_up(shell, imports)

@@ -1,16 +1,17 @@
 """Does the engine install on its own and grade a course it knows nothing of?
 
-The wheel is built from this repository and installed into a fresh virtual
-environment that has no course in it (its third-party packages are this
-environment's, found through a path file, never this repository). A toy
-course is written in a temporary folder, and the installed engine grades it,
-run in that folder as a TA runs it: the course is data it is pointed at.
+The wheel is built from this repository and installed with pip into a fresh
+virtual environment, with its declared dependencies and nothing else: the
+engine then lives in site-packages beside everything it imports, as for any
+user. A toy course is written in a temporary folder, and the installed engine
+grades it, run in that folder as a TA runs it: the course is data it is
+pointed at. With a package its sandbox needs taken away, a run stops at once,
+in one line.
 """
 
 import shutil
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import zipfile
 from pathlib import Path
@@ -60,24 +61,23 @@ def test_the_engine_installs_alone_and_grades_a_toy_course(tmp_path, readable):
     assert not [n for n in names if any(word in n for word in course_words)]
 
     env = readable / "env"  # as a real install is: any user may read it
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
     python = env / "bin" / "python"
+    # The wheel and what it declares, nothing else: pip resolves them as for any user
+    # (the exact versions make setup pins, so pip's cache serves them).
+    installed = subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--constraint",
+         str(REPOSITORY / "constraints.txt"), str(wheel)],
+        capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stderr[-3000:]
     site = subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
         capture_output=True, text=True, check=True,
     ).stdout.strip()  # fmt: skip
-    # The engine's dependencies from this environment; the engine only from the wheel.
-    Path(site, "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    with zipfile.ZipFile(wheel) as archive:
-        archive.extractall(site)
 
     course = toy.write_course(tmp_path / "course", ID)
-    # nbgrader runs alembic and jupyter by name: the dependencies' commands, after the env's
-    # and their data files (nbconvert's templates), which pip puts under their prefix
-    path = {
-        "PATH": f"{env / 'bin'}:{Path(sys.executable).parent}:/usr/bin:/bin",
-        "JUPYTER_PATH": str(Path(sys.prefix) / "share" / "jupyter"),
-    }
+    path = {"PATH": f"{env / 'bin'}:/usr/bin:/bin"}  # nbgrader runs alembic and jupyter by name
     where = subprocess.run(
         [str(python), "-m", "autograder", "--version"], capture_output=True, text=True,
         cwd=course, timeout=60,
@@ -110,3 +110,19 @@ def test_the_engine_installs_alone_and_grades_a_toy_course(tmp_path, readable):
     assert graded.returncode == 0, graded.stderr[-3000:]
     row = (course / "grades" / "grades.csv").read_text().splitlines()[1].split(",")
     assert row[:4] == ["ada", "3", "3", "ok"], row
+
+    # A sandbox that cannot start (a package it needs is missing): one line, exit 2, no grades.
+    removed = subprocess.run(
+        [str(python), "-m", "pip", "uninstall", "--quiet", "--yes", "matplotlib-inline"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert removed.returncode == 0, removed.stderr
+    broken = subprocess.run(
+        [str(python), "-m", "autograder", "grade", str(tmp_path / "submissions"), "--jobs", "1",
+         "--out", "broken"],
+        cwd=course, capture_output=True, text=True, timeout=300, env=path,
+    )  # fmt: skip
+    said = [line for line in broken.stderr.splitlines() if "error:" in line]
+    assert broken.returncode == 2 and len(said) == 1, broken.stderr[-3000:]
+    assert "the sandbox could not start" in said[0] and "Traceback" not in broken.stderr
+    assert not (course / "broken" / "grades.csv").exists()

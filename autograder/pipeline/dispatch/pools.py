@@ -24,7 +24,7 @@ import multiprocessing
 import queue
 import time
 from collections.abc import Callable, Generator
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol
 
@@ -90,9 +90,12 @@ class LocalPool:
             done: queue.Queue[tuple[Submission, Future[Graded]]] = queue.Queue()
             try:
                 with ProcessPoolExecutor(workers, context, worker.start, (self.settings,)) as pool:
-                    for _ in range(workers):  # start the workers now, while the gradebook is set up
-                        pool.submit(worker.ready)
+                    # start the workers now, while the gradebook is set up
+                    readies = [pool.submit(worker.ready) for _ in range(workers)]
                     started()
+                    first = next(as_completed(readies))
+                    if first.result():  # one could not start: could any?
+                        _refuse_without_a_sandbox([f.result() for f in readies])
                     for sub in remaining.values():
                         # A callback, not as_completed(): a finished future (and its
                         # result) is forgotten as soon as it is recorded.
@@ -117,6 +120,16 @@ class LocalPool:
                 continue  # a worker died: start a fresh pool for those not yet graded
         for sub in list(remaining.values()):  # the pool kept dying: still, everyone gets a row
             yield sub, grader_error(sub, "worker processes kept dying")
+
+
+def _refuse_without_a_sandbox(why_not: list[str]) -> None:
+    """A UserError when no worker's sandbox started (``why_not``: each worker's reason, ""
+    for one that started): no student could be graded, and none is given a row for it."""
+    if why_not and all(why_not):
+        raise UserError(
+            f"the sandbox could not start, so no one was graded: {why_not[0]} "
+            "(check the grader's installation; --no-sandbox runs only code you trust)"
+        )
 
 
 def _put_in(

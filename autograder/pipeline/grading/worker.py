@@ -310,23 +310,29 @@ def _ran_out_of_memory(nb: Any) -> bool:
 
 
 _worker: Worker | None = None
+_not_started = ""  #: why this worker's sandbox could not start ("" once it has)
 
 
 def start(settings: WorkerSettings) -> None:
     """Process-pool initializer: one Worker per process, its sandbox started and warm."""
-    global _worker
+    global _worker, _not_started
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the main process's handler
     parent = multiprocessing.parent_process()
     die_with_parent(parent.pid if parent else None)
     _worker = Worker(settings)
-    _worker._sandbox()
+    try:
+        _worker._sandbox()
+    except Exception as error:  # said by ready(): a run none of whose sandboxes start stops
+        lines = str(error).strip().splitlines() or [type(error).__name__]
+        _not_started = lines[-1][:300]
     if settings.pages:
         _worker.renderer.warm_up()  # compiles the feedback template
 
 
-def ready() -> bool:
-    """A task that only makes the pool start a worker (and so run :func:`start`)."""
-    return True
+def ready() -> str:
+    """A task that makes the pool start a worker (and so run :func:`start`): why its sandbox
+    could not start, "" when it did."""
+    return _not_started
 
 
 def grade(submission: Submission) -> Graded:
