@@ -9,9 +9,11 @@ a Gradescope programming assignment's autograder:
 - ``run_autograder``: run for every submission: grades the notebook in
   ``$GRADESCOPE_ROOT/submission/`` (default root ``/autograder``) with this
   grader, sandbox included, and writes ``$GRADESCOPE_ROOT/results/results.json``;
-- ``course/``: the course's configuration, source and release folders, and
-  the grader (the ``autograder`` package with ``pyproject.toml`` and
-  ``constraints.txt``). Never the solutions, the sample class or the tests.
+- ``course/``: the course's configuration, source and release folders (and
+  its ``requirements.txt``, if it has one), and the grader as it is installed
+  where the zip was built (the ``autograder`` package with a ``pyproject.toml``
+  and ``constraints.txt`` written from the installed distribution:
+  :mod:`.engine_dist`). Never the solutions, the sample class or the tests.
   Its gradebook, and ``visible-course/`` (the same course with the visible
   tests alone), come with the assignment recorded: a run copies them instead
   of recording it twice for every submission.
@@ -60,12 +62,14 @@ from autograder.pipeline.files import write_atomic
 from autograder.pipeline.results import ClassFolder
 from autograder.pipeline.settings import GradingLimits
 from autograder.sandbox.clean_up import after_run, kill_user, run_uid
+from autograder.tools import engine_dist
 
 _log = logging.getLogger(__name__)
 
 GRADESCOPE_ROOT = "/autograder"
 STUDENT = "student"  #: the one student a Gradescope run grades
-PACKAGE_FILES = ("pyproject.toml", "constraints.txt")
+#: a course's own packages beyond the engine's (pandas for a data course), if it lists any
+COURSE_REQUIREMENTS = "requirements.txt"
 VISIBLE = "visible-course"  #: the course's twin whose tests are the visible ones alone
 BUILT_FROM = ".built-from"  #: in :data:`VISIBLE`: the hash of the sources it was made from
 
@@ -88,6 +92,10 @@ fi
 "$PYTHON" -m venv /autograder/venv
 /autograder/venv/bin/pip install --quiet --upgrade pip
 /autograder/venv/bin/pip install --quiet --constraint course/constraints.txt --editable ./course
+if [ -f course/requirements.txt ]; then  # the course's own packages
+    /autograder/venv/bin/pip install --quiet --constraint course/constraints.txt \
+        --requirement course/requirements.txt
+fi
 """
 
 RUN_AUTOGRADER = """#!/usr/bin/env bash
@@ -145,9 +153,9 @@ def _staged_course(chosen: Assignment, into: Path) -> Path:
     Each gradebook is stamped with what it recorded (a run that finds a stamp
     that does not match records again).
     """
-    _copy_course(chosen, into, PACKAGE_FILES)
-    package = Path(__file__).resolve().parents[1]
-    shutil.copytree(package, into / "autograder", ignore=shutil.ignore_patterns("__pycache__"))
+    extra = (COURSE_REQUIREMENTS,) if (chosen.root / COURSE_REQUIREMENTS).is_file() else ()
+    _copy_course(chosen, into, extra)
+    engine_dist.write(into)  # the engine as installed here, pinned: for any course
     for name in chosen.notebooks:
         grading = grading_copy(
             notebook.read(chosen.source(name)), notebook.read(chosen.release(name))

@@ -9,6 +9,7 @@ pointed at. With a package its sandbox needs taken away, a run stops at once,
 in one line.
 """
 
+import json
 import shutil
 import subprocess
 import sys
@@ -110,6 +111,7 @@ def test_the_engine_installs_alone_and_grades_a_toy_course(tmp_path, readable):
     assert graded.returncode == 0, graded.stderr[-3000:]
     row = (course / "grades" / "grades.csv").read_text().splitlines()[1].split(",")
     assert row[:4] == ["ada", "3", "3", "ok"], row
+    _gradescope_bundle(python, course, tmp_path, path)
 
     # A sandbox that cannot start (a package it needs is missing): one line, exit 2, no grades.
     removed = subprocess.run(
@@ -126,3 +128,37 @@ def test_the_engine_installs_alone_and_grades_a_toy_course(tmp_path, readable):
     assert broken.returncode == 2 and len(said) == 1, broken.stderr[-3000:]
     assert "the sandbox could not start" in said[0] and "Traceback" not in broken.stderr
     assert not (course / "broken" / "grades.csv").exists()
+
+
+def _gradescope_bundle(python: Path, course: Path, tmp_path: Path, path: dict[str, str]) -> None:
+    """The installed engine bundles the toy course for Gradescope (the engine pinned from what
+    is installed, nothing of this lab), and the bundle grades a submission."""
+    built = subprocess.run(
+        [str(python), "-m", "autograder", "gradescope", "--out", str(tmp_path / "gs")],
+        cwd=course, capture_output=True, text=True, timeout=300, env=path,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr[-3000:]
+    root = tmp_path / "gradescope"
+    with zipfile.ZipFile(tmp_path / "gs" / "autograder.zip") as archive:
+        names = archive.namelist()
+        archive.extractall(root / "source")
+    source = REPOSITORY / "source"  # this repository's course: its files, its assignment ids
+    lab = {p.name for p in source.rglob("*") if p.is_file()} | {p.name for p in source.iterdir()}
+    assert not [n for n in names if set(Path(n).parts) & lab], names
+    assert f"course/source/{ID}/toy.ipynb" in names and "course/autograder/cli.py" in names
+    project = (root / "source" / "course" / "pyproject.toml").read_text()
+    assert 'name = "nbgrader-sandboxed-autograder"' in project and "nbgrader<0.9.7" in project
+    pins = (root / "source" / "course" / "constraints.txt").read_text()
+    assert "\nnbgrader==0.9.6\n" in pins and "\nnumpy==" in pins
+    runner = root / "run_autograder"
+    shutil.copy(root / "source" / "run_autograder", runner)
+    runner.chmod(0o755)
+    (root / "submission").mkdir()
+    shutil.copy(tmp_path / "submissions" / "ada" / ID / "toy.ipynb", root / "submission")
+    env = {**path, "GRADESCOPE_ROOT": str(root), "AUTOGRADER_PYTHON": str(python)}
+    ran = subprocess.run(
+        [str(runner)], cwd=root, env=env, capture_output=True, text=True, timeout=300
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    result = json.loads((root / "results" / "results.json").read_text())
+    assert result["score"] == 3, result

@@ -248,11 +248,13 @@ RUNAWAY = {
         "as_solution",
     ),
     "served_hog": Case(
-        "multi_head asks the lab's head for a (1500, 60000) answer from 0.5 MB of arguments",
+        # refused as the reference allocates its answer, before any of its work: whatever
+        # the machine's speed, a refusal and never a timeout
+        "multi_head asks the lab's attention_weights for a (6000, 6000) answer from 48 KB",
         solved_with(
             "multi_head",
             "def multi_head(x, heads):\n"
-            "    head(np.ones((1500, 1)), np.ones((1, 2)), np.ones((1, 2)), np.ones((1, 60000)))\n"
+            "    attention_weights(np.ones((6000, 1)), np.ones((1, 1)), np.ones((1, 1)))\n"
             "    return concat_heads([head(x, *h) for h in heads])",
         ),
         "ok",

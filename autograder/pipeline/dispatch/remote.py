@@ -37,7 +37,7 @@ _scratch: dict[worker.Worker, str] = {}  # each Worker's scratch folder
 def course_root(requested: str) -> Path:
     """The course on this machine: ``AUTOGRADER_COURSE``, else the main process's path."""
     where = os.environ.get("AUTOGRADER_COURSE") or requested
-    if not Path(where, "source").is_dir():
+    if not Path(where, "nbgrader_config.py").is_file():  # a course, whatever its folders' names
         raise RuntimeError(
             f"no course at {where} on this Dask worker: clone the repository there, "
             "or set AUTOGRADER_COURSE to its path"
