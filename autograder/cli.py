@@ -20,6 +20,7 @@ from autograder import __version__, startup
 from autograder.pipeline import grade
 from autograder.pipeline.errors import UserError
 from autograder.pipeline.lms import canvas, moodle
+from autograder.pipeline.settings import MEMORY, WALL
 from autograder.tools import check, extend, generate, golden, gradescope, remove, status
 
 _log = logging.getLogger(__name__)
@@ -50,18 +51,22 @@ def _grade_parser(commands: Any) -> None:
     parser.add_argument("submissions", help="a folder (nbgrader layout or LMS files) or a .zip")
     _common(parser)
     run = grade.grade
+    # Limits left out come from the course's config (c.Autograder, pipeline/settings.py).
     parser.add_argument(
-        "--jobs", type=int, default=default(run, "jobs"), help="parallel workers (all cores)"
+        "--jobs", type=int, help="parallel workers (c.Autograder.jobs, else every core)"
     )
     parser.add_argument(
         "--timeout",
         type=float,
-        default=default(run, "timeout"),
-        help="seconds per cell (default: c.Execute.timeout in the course's config)",
+        help="seconds per cell (c.Autograder.timeout, else c.Execute.timeout)",
     )
-    wall, memory, out = default(run, "wall"), default(run, "memory"), default(run, "out")
-    parser.add_argument("--wall", type=float, default=wall, help=f"seconds per notebook ({wall:g})")
-    parser.add_argument("--memory", type=int, default=memory, help=f"MiB per submission ({memory})")
+    parser.add_argument(
+        "--wall", type=float, help=f"seconds per notebook (c.Autograder.wall, else {WALL:g})"
+    )
+    parser.add_argument(
+        "--memory", type=int, help=f"MiB per submission (c.Autograder.memory, else {MEMORY})"
+    )
+    out = default(run, "out")
     parser.add_argument("--out", default=out, help=f"where grades.csv and feedback/ go ({out})")
     parser.add_argument("--force", action="store_true", help="regrade unchanged submissions too")
     parser.add_argument(
@@ -90,7 +95,8 @@ def _grade_parser(commands: Any) -> None:
     parser.add_argument(
         "--no-sandbox",
         dest="sandbox",
-        action="store_false",
+        action="store_const",
+        const=False,
         help="run student code without bubblewrap (only for code you trust)",
     )
     parser.set_defaults(run=run, positional=["submissions"])

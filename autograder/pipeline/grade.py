@@ -48,7 +48,7 @@ from autograder.pipeline.lms import hand_in
 from autograder.pipeline.recording import Recording, pending
 from autograder.pipeline.reports import class_report, terminal
 from autograder.pipeline.results import NOT_FINISHED, ClassFolder, Outcome, Store, StoredRows
-from autograder.pipeline.settings import MEMORY, WALL, GradingLimits
+from autograder.pipeline.settings import GradingLimits, configured
 from autograder.pipeline.submissions import collect, lateness
 from autograder.pipeline.submissions.collect import Submission
 from autograder.sandbox.clean_up import SHARED_WRITABLE, after_run, remove_tree
@@ -110,12 +110,12 @@ def grade(
     course: Path | str | None = None,
     jobs: int | None = None,
     timeout: float | None = None,
-    wall: float = WALL,
-    memory: int = MEMORY,
+    wall: float | None = None,
+    memory: int | None = None,
     out: Path | str = ClassFolder.DEFAULT,
     force: bool = False,
     pattern: str | None = None,
-    sandbox: bool = True,
+    sandbox: bool | None = None,
     dry_run: bool = False,
     scheduler: str | None = None,
     student: list[str] | None = None,
@@ -124,13 +124,16 @@ def grade(
     """Grade every submission at ``submissions``; the exit status (0: every student got a row).
 
     The options are :class:`Request`'s and
-    :class:`~autograder.pipeline.settings.GradingLimits`'; jobs defaults to
-    every core this process may use, timeout to the course's. Two runs at once
-    on the same course (or the same ``out``) take turns.
+    :class:`~autograder.pipeline.settings.GradingLimits`'; each left None is the
+    course's (``c.Autograder.*`` in its config,
+    :class:`~autograder.pipeline.settings.Autograder`): jobs every core this
+    process may use, timeout ``c.Execute.timeout``. Two runs at once on the
+    same course (or the same ``out``) take turns.
     """
     chosen = find_assignment(course, assignment)
     limits = GradingLimits.for_course(chosen, timeout, wall, memory, sandbox)
-    jobs = default_jobs() if jobs is None else jobs
+    if jobs is None:
+        jobs = configured(chosen).jobs or default_jobs()
     if jobs <= 0:
         raise UserError(f"--jobs must be positive, not {jobs}")
     request = Request(

@@ -4,7 +4,9 @@ A run's :class:`GradingLimits` travels unchanged from the command line
 (which reads its defaults from here) through the run's request to every
 worker (:class:`~autograder.pipeline.grading.worker.WorkerSettings`), and is
 part of what a student's grade was computed with (:meth:`GradingLimits.key`):
-other limits grade the class again.
+other limits grade the class again. A course keeps its own in its nbgrader
+config (:class:`Autograder`, ``c.Autograder.wall = 600``); the command line
+overrides them.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nbgrader.preprocessors import Execute
+from traitlets import Bool, Float, Integer, TraitError
+from traitlets.config import Configurable
 
 from autograder.pipeline.course.assignment import Assignment
 from autograder.pipeline.errors import UserError
@@ -21,10 +25,42 @@ WALL = 300.0  #: seconds per notebook
 MEMORY = 2048  #: MiB per student's process
 
 
+class Autograder(Configurable):
+    """The course's grading settings, kept in its nbgrader config as every nbgrader setting is::
+
+        c.Autograder.wall = 600      # seconds per notebook
+        c.Autograder.memory = 1024   # MiB per student's process
+        c.Autograder.jobs = 4        # worker processes (0: every core)
+
+    The command line's options override them (``grade --wall 120``).
+    """
+
+    timeout = Float(
+        None,
+        allow_none=True,
+        help="Seconds per cell (None: c.Execute.timeout, nbgrader's own setting).",
+    ).tag(config=True)
+    wall = Float(WALL, help="Seconds per notebook.").tag(config=True)
+    memory = Integer(MEMORY, help="MiB a student's process may allocate.").tag(config=True)
+    jobs = Integer(0, help="Worker processes grading at once (0: every core).").tag(config=True)
+    sandbox = Bool(True, help="Run student code in bubblewrap (off only for code you trust).").tag(
+        config=True
+    )
+
+
 def course_timeout(assignment: Assignment) -> float:
     """The course's seconds per cell: ``c.Execute.timeout``, else nbgrader's own default."""
     configured = assignment.config.Execute.get("timeout")
     return float(configured if configured is not None else Execute.timeout.default_value)
+
+
+def configured(assignment: Assignment) -> Autograder:
+    """The course's :class:`Autograder` settings, from its config; a value of the wrong kind
+    is the user's mistake, in one line."""
+    try:
+        return Autograder(config=assignment.config)
+    except TraitError as error:
+        raise UserError(f"the course's c.Autograder settings: {error}") from None
 
 
 @dataclass(frozen=True)
@@ -46,14 +82,21 @@ class GradingLimits:
         cls,
         assignment: Assignment,
         timeout: float | None = None,
-        wall: float = WALL,
-        memory: int = MEMORY,
-        sandbox: bool = True,
+        wall: float | None = None,
+        memory: int | None = None,
+        sandbox: bool | None = None,
     ) -> GradingLimits:
-        """The limits asked for, the course's timeout where none is given; a bad one is the
+        """The limits asked for; where one is not given (None), the course's
+        (:func:`configured`, and ``c.Execute.timeout`` for the timeout). A bad one is the
         user's mistake (:class:`~autograder.pipeline.errors.UserError`)."""
+        course = configured(assignment)
+        if timeout is None:
+            timeout = course.timeout if course.timeout is not None else course_timeout(assignment)
         limits = cls(
-            course_timeout(assignment) if timeout is None else timeout, wall, memory, sandbox
+            timeout,
+            course.wall if wall is None else wall,
+            course.memory if memory is None else memory,
+            course.sandbox if sandbox is None else sandbox,
         )
         for name in ("timeout", "wall", "memory"):
             value = getattr(limits, name)

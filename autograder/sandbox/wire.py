@@ -4,7 +4,10 @@ Frames are an 8-byte big-endian length and a JSON body. Values cross as tagged
 JSON: ``None``, bools, ints, floats and strings as themselves; tuples, lists and
 dicts tagged so their types survive; numpy arrays and scalars as their raw
 bytes (base64) with a dtype string and a shape, rebuilt with ``np.frombuffer``
-(not ``np.load``, whose header parsing cost ten times the copy). Nothing that
+(not ``np.load``, whose header parsing cost ten times the copy); pandas
+DataFrames and Series as their labels, index and columns, each column a
+numpy array of a plain dtype (strings as unicode arrays with a mask of what
+is missing), where pandas is installed. Nothing that
 crosses can run code on the receiving side: no pickle, no object arrays,
 bounded size and depth.
 
@@ -22,6 +25,7 @@ import builtins
 import json
 import socket
 import struct
+import sys
 import time
 from typing import Any
 
@@ -144,7 +148,113 @@ def encode(value: Any, depth: int = 0, counter: _Counter | None = None) -> Any:
                 for k, v in value.items()
             ],
         }
+    pandas = sys.modules.get("pandas")  # only a value of pandas' can be one: never imported here
+    if pandas is not None and isinstance(value, (pandas.DataFrame, pandas.Series)):
+        return _encode_table(value, pandas, depth, counter)
     raise Unencodable(type(value).__name__)
+
+
+# ------------------------------------------------------------------ pandas, as columns
+# A DataFrame or Series crosses as what it is made of, each part through the codec
+# above: its labels (strings, numbers), its index (a range, or a column), and each column
+# as a numpy array of a plain dtype. A column of strings (pandas' ``str`` or ``object``)
+# crosses as a unicode array and a mask of its missing values. Nothing else of an
+# object crosses, and nothing is ever unpickled.
+
+LABELS = (str, int, float, bool, type(None))  #: what a column or index name may be
+
+
+def _label(name: Any) -> Any:
+    if isinstance(name, np.generic):
+        name = name.item()
+    if not isinstance(name, LABELS):
+        raise Unencodable(f"a table labelled by {type(name).__name__}")
+    return name
+
+
+def _encode_column(column: Any, pandas: Any, depth: int, counter: _Counter) -> dict[str, Any]:
+    """One column (a Series or Index) as ``{"data": array, "missing": bool array or None}``."""
+    values = column.to_numpy()
+    if values.dtype.kind in "OT":  # strings, pandas' own or Python's
+        missing = np.asarray(pandas.isna(column), dtype=bool)
+        kept = [v for v, gone in zip(values, missing, strict=True) if not gone]
+        if not all(isinstance(v, str) for v in kept):
+            raise Unencodable(f"a column of {column.dtype} that is not strings")
+        text = np.array([v if not gone else "" for v, gone in zip(values, missing, strict=True)])
+        text = text.astype(str) if text.size else np.array([], dtype="<U1")
+        shown_missing = encode(missing, depth + 1, counter) if missing.any() else None
+        return {"data": encode(text, depth + 1, counter), "missing": shown_missing, "text": True}
+    return {"data": encode(np.asarray(values), depth + 1, counter), "missing": None, "text": False}
+
+
+def _encode_index(index: Any, pandas: Any, depth: int, counter: _Counter) -> dict[str, Any]:
+    name = encode(_label(index.name), depth + 1, counter)
+    if isinstance(index, pandas.RangeIndex):
+        return {"range": [index.start, index.stop, index.step], "name": name}
+    if isinstance(index, pandas.MultiIndex):
+        raise Unencodable("a table with a MultiIndex")
+    return {"column": _encode_column(index, pandas, depth, counter), "name": name}
+
+
+def _encode_table(value: Any, pandas: Any, depth: int, counter: _Counter) -> dict[str, Any]:
+    index = _encode_index(value.index, pandas, depth, counter)
+    if isinstance(value, pandas.Series):
+        column = _encode_column(value, pandas, depth, counter)
+        name = encode(_label(value.name), depth + 1, counter)
+        return {"t": "series", "v": {"name": name, "index": index, "column": column}}
+    if isinstance(value.columns, pandas.MultiIndex):
+        raise Unencodable("a DataFrame with MultiIndex columns")
+    counter.add(value.shape[1])
+    labels = [encode(_label(c), depth + 1, counter) for c in value.columns]
+    columns = [
+        _encode_column(value.iloc[:, i], pandas, depth, counter) for i in range(value.shape[1])
+    ]
+    return {"t": "frame", "v": {"labels": labels, "index": index, "columns": columns}}
+
+
+def _decode_column(body: Any, depth: int, counter: _Counter) -> Any:
+    """The numpy array a column crossed as (strings with None where missing)."""
+    data = decode(body["data"], depth + 1, counter)
+    if not isinstance(data, np.ndarray) or data.ndim != 1:
+        raise WireError("a table's column that is not a 1-D array")
+    if not body["text"]:
+        return data
+    if data.dtype.kind != "U":
+        raise WireError("a column of strings that is not strings")
+    values = data.astype(object)
+    if body["missing"] is not None:
+        missing = decode(body["missing"], depth + 1, counter)
+        if not isinstance(missing, np.ndarray) or missing.shape != data.shape:
+            raise WireError("a column's missing values of another shape")
+        values[missing.astype(bool)] = None
+    return values
+
+
+def _decode_index(body: Any, pandas: Any, depth: int, counter: _Counter) -> Any:
+    name = decode(body["name"], depth + 1, counter)
+    if "range" in body:
+        start, stop, step = (int(n) for n in body["range"])
+        return pandas.RangeIndex(start, stop, step, name=name)
+    return pandas.Index(_decode_column(body["column"], depth, counter), name=name)
+
+
+def _decode_table(kind: str, body: Any, depth: int, counter: _Counter) -> Any:
+    try:
+        import pandas
+    except ImportError:
+        what = "DataFrame" if kind == "frame" else "Series"
+        raise WireError(f"a pandas {what}, but pandas is not installed here") from None
+    index = _decode_index(body["index"], pandas, depth, counter)
+    if kind == "series":
+        values = _decode_column(body["column"], depth, counter)
+        return pandas.Series(values, index=index, name=decode(body["name"], depth + 1, counter))
+    labels = [decode(label, depth + 1, counter) for label in body["labels"]]
+    columns = [_decode_column(column, depth, counter) for column in body["columns"]]
+    if len(labels) != len(columns) or any(len(c) != len(index) for c in columns):
+        raise WireError("a DataFrame whose labels, columns and index do not match")
+    frame = pandas.DataFrame(dict(enumerate(columns)), index=index)
+    frame.columns = labels
+    return frame
 
 
 def decode(data: Any, depth: int = 0, counter: _Counter | None = None) -> Any:
@@ -172,6 +282,8 @@ def decode(data: Any, depth: int = 0, counter: _Counter | None = None) -> Any:
             return [decode(item, depth + 1, counter) for item in body]
         if kind == "dict":
             return {decode(k, depth + 1, counter): decode(v, depth + 1, counter) for k, v in body}
+        if kind in ("frame", "series"):
+            return _decode_table(kind, body, depth, counter)
     except WireError:
         raise
     except Exception as error:  # a malformed dtype or base64, wrong lists, unhashable keys

@@ -73,11 +73,7 @@ def remove(
             *_move_folders(chosen, student, kept, dry_run),
             *_forget(chosen, folder, student, dry_run),
         ]
-        verb = "would remove" if dry_run else "removed"
-        for line in done:
-            _log.info(f"{verb}: {line}")
-        if dry_run:
-            _log.info("dry run: nothing changed")
+        if _say("would remove" if dry_run else "removed", done, dry_run):
             return 0
         where = kept.relative_to(chosen.root).as_posix() if kept.is_dir() else ""
         removed[student] = removals.Removal(student, stamp.replace(tzinfo=None), where)
@@ -87,6 +83,15 @@ def remove(
             f"again (`remove {student} --undo` brings them back)"
         )
     return 0
+
+
+def _say(verb: str, done: list[str], dry_run: bool) -> bool:
+    """Print what was (or would be) done, a line each; True for a dry run, which stops here."""
+    for line in done:
+        _log.info(f"{verb}: {line}")
+    if dry_run:
+        _log.info("dry run: nothing changed")
+    return dry_run
 
 
 def _undo(
@@ -106,11 +111,7 @@ def _undo(
                 if not dry_run:
                     where.parent.mkdir(parents=True, exist_ok=True)
                     shutil.move(str(held), where)
-    verb = "would bring back" if dry_run else "brought back"
-    for line in back:
-        _log.info(f"{verb}: {line}")
-    if dry_run:
-        _log.info("dry run: nothing changed")
+    if _say("would bring back" if dry_run else "brought back", back, dry_run):
         return 0
     del removed[student]
     removals.write(chosen, removed)

@@ -9,7 +9,13 @@ from autograder import cli
 from autograder.pipeline import grade
 from autograder.pipeline.course.assignment import find_assignment
 from autograder.pipeline.errors import UserError
-from autograder.pipeline.settings import MEMORY, WALL, GradingLimits, course_timeout
+from autograder.pipeline.settings import (
+    MEMORY,
+    WALL,
+    GradingLimits,
+    configured,
+    course_timeout,
+)
 
 from . import toy
 
@@ -64,7 +70,29 @@ def test_limits_travel_as_one_object(assignment):
     )
     assert limits.for_sandbox().memory == MEMORY * 2**20
     assert GradingLimits.for_course(assignment, wall=10).key() != limits.key()
-    assert inspect.signature(grade.grade).parameters["wall"].default == WALL
+    assert inspect.signature(grade.grade).parameters["wall"].default is None  # the course's
+
+
+def test_a_course_keeps_its_own_limits_and_the_command_line_overrides_them(tmp_path):
+    """c.Autograder in the course's config: read as the course's limits; an option wins?"""
+    toy.write_course(
+        tmp_path,
+        config="c.Execute.timeout = 17\nc.Autograder.timeout = 5\nc.Autograder.wall = 90\n"
+        "c.Autograder.memory = 512\nc.Autograder.jobs = 3\nc.Autograder.sandbox = False\n",
+    )
+    chosen = find_assignment(tmp_path)
+    limits = GradingLimits.for_course(chosen)
+    assert (limits.timeout, limits.wall, limits.memory, limits.sandbox) == (5, 90, 512, False)
+    asked = GradingLimits.for_course(chosen, timeout=8, wall=30, memory=1024, sandbox=True)
+    assert (asked.timeout, asked.wall, asked.memory, asked.sandbox) == (8, 30, 1024, True)
+    assert configured(chosen).jobs == 3
+
+
+def test_a_course_setting_of_the_wrong_kind_is_one_line(tmp_path):
+    toy.write_course(tmp_path, config='c.Autograder.memory = "lots"\n')
+    with pytest.raises(UserError, match="c.Autograder") as error:
+        GradingLimits.for_course(find_assignment(tmp_path))
+    assert "\n" not in str(error.value)
 
 
 @pytest.mark.parametrize("name", ["timeout", "wall", "memory"])

@@ -1,5 +1,6 @@
 """Do the README and the docs say what is true, and can every command in them run?"""
 
+import functools
 import re
 import shlex
 from pathlib import Path
@@ -47,6 +48,20 @@ def _subcommands() -> set[str]:
     top = cli.parser()
     (commands,) = [a for a in top._actions if isinstance(a, argparse._SubParsersAction)]
     return set(commands.choices)
+
+
+@functools.cache
+def _pip_options(command: str) -> frozenset[str]:
+    """The options ``pip COMMAND --help`` lists (empty: no such command)."""
+    import subprocess
+    import sys
+
+    shown = subprocess.run(
+        [sys.executable, "-m", "pip", command, "--help"], capture_output=True, text=True
+    )
+    if shown.returncode != 0:
+        return frozenset()
+    return frozenset(re.findall(r"(?<![\w-])(--?[\w-]+)", shown.stdout))
 
 
 def _make_targets() -> set[str]:
@@ -120,6 +135,15 @@ def test_every_command_in_the_docs_parses(page, line):
             cli.parser().parse_args(words[3:])
         except SystemExit as exit:
             pytest.fail(f"{page}: `{line}` does not parse (exit {exit.code})")
+    elif words[:3] == ["python", "-m", "pip"]:  # installing the engine: pip's options
+        from autograder import __version__
+
+        offered = _pip_options(words[3])
+        assert offered, f"{line}: pip has no command {words[3]}"
+        options = [w.split("=")[0] for w in words[4:] if w.startswith("-")]
+        assert all(o in offered for o in options), f"{line}: pip {words[3]} has no {options}"
+        wheels = [w for w in words[4:] if w.endswith(".whl")]
+        assert all(w.endswith(f"-{__version__}-py3-none-any.whl") for w in wheels), line
     elif words[0] == "make":
         assert set(w for w in words[1:] if "=" not in w) <= _make_targets(), line
     elif words[0] == "nbgrader":
@@ -166,6 +190,8 @@ def test_every_command_in_the_docs_parses(page, line):
         "make no-such-target",
         "python no_such_file.py",
         "rm -rf out",
+        "python -m pip install dist/nbgrader_sandboxed_autograder-0.0.1-py3-none-any.whl",
+        "python -m pip wheel --no-such-option .",
     ],
 )
 def test_a_wrong_command_in_the_docs_fails(line):

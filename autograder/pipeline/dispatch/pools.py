@@ -161,7 +161,10 @@ class DaskPool:
         try:
             from distributed import Client
         except ImportError:
-            raise UserError("--scheduler needs Dask: pip install distributed") from None
+            raise UserError(
+                "--scheduler needs Dask's distributed: "
+                "pip install 'nbgrader-sandboxed-autograder[cluster]'"
+            ) from None
         self.settings, self.address, self.sources = settings, address, sources
         try:
             # How long to try: Dask's own setting, distributed.comm.timeouts.connect
