@@ -5,8 +5,9 @@ virtual environment, with its declared dependencies and nothing else: the
 engine then lives in site-packages beside everything it imports, as for any
 user. A toy course is written in a temporary folder, and the installed engine
 grades it, run in that folder as a TA runs it: the course is data it is
-pointed at. With a package its sandbox needs taken away, a run stops at once,
-in one line.
+pointed at; with pandas installed beside it, it grades a data course whose
+answers return DataFrames. With a package its sandbox needs taken away, a run
+stops at once, in one line.
 """
 
 import json
@@ -22,6 +23,7 @@ import pytest
 
 from autograder import __version__
 
+from . import test_data_course as data
 from . import toy
 
 REPOSITORY = Path(__file__).resolve().parents[2]  # where the engine's source is
@@ -112,6 +114,7 @@ def test_the_engine_installs_alone_and_grades_a_toy_course(tmp_path, readable):
     row = (course / "grades" / "grades.csv").read_text().splitlines()[1].split(",")
     assert row[:4] == ["ada", "3", "3", "ok"], row
     _gradescope_bundle(python, course, tmp_path, path)
+    _data_course(python, tmp_path, path)
 
     # A sandbox that cannot start (a package it needs is missing): one line, exit 2, no grades.
     removed = subprocess.run(
@@ -162,3 +165,28 @@ def _gradescope_bundle(python: Path, course: Path, tmp_path: Path, path: dict[st
     assert ran.returncode == 0, ran.stderr[-3000:]
     result = json.loads((root / "results" / "results.json").read_text())
     assert result["score"] == 3, result
+
+
+def _data_course(python: Path, tmp_path: Path, path: dict[str, str]) -> None:
+    """With pandas installed beside it, the installed engine grades the data course too."""
+    added = subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--constraint",
+         str(REPOSITORY / "constraints.txt"), "pandas"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert added.returncode == 0, added.stderr[-3000:]
+    course = toy.write_course(tmp_path / "data", data.ID, {"data.ipynb": data.CELLS})
+    for student, source in data.STUDENTS.items():
+        cells = [toy.cell(source, "top", "answer"), *data.CELLS[1:]]
+        toy.write_notebook(cells, tmp_path / "data-subs" / student / data.ID / "data.ipynb")
+    for argv in (["generate"], ["grade", str(tmp_path / "data-subs"), "--jobs", "1"]):
+        done = subprocess.run(
+            [str(python), "-m", "autograder", *argv],
+            cwd=course, capture_output=True, text=True, timeout=300, env=path,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+    rows = {
+        r.split(",")[0]: r.split(",")
+        for r in (course / "grades" / "grades.csv").read_text().splitlines()[1:]
+    }
+    assert rows["right"][1:4] == ["2", "2", "ok"] and rows["wrong"][1] == "0", rows
