@@ -180,8 +180,9 @@ def _encode_column(column: Any, pandas: Any, depth: int, counter: _Counter) -> d
         kept = [v for v, gone in zip(values, missing, strict=True) if not gone]
         if not all(isinstance(v, str) for v in kept):
             raise Unencodable(f"a column of {column.dtype} that is not strings")
-        text = np.array([v if not gone else "" for v, gone in zip(values, missing, strict=True)])
-        text = text.astype(str) if text.size else np.array([], dtype="<U1")
+        text = np.array(
+            [v if not gone else "" for v, gone in zip(values, missing, strict=True)], dtype=str
+        )
         shown_missing = encode(missing, depth + 1, counter) if missing.any() else None
         return {"data": encode(text, depth + 1, counter), "missing": shown_missing, "text": True}
     return {"data": encode(np.asarray(values), depth + 1, counter), "missing": None, "text": False}

@@ -101,7 +101,8 @@ class Recorder:
         a late penalty was assigned).
         """
         a, sid = self.assignment, result.student_id
-        standing = self._ta_standing(result)  # before the graded notebooks are replaced
+        graded = self._auto_grades(result)
+        standing = self._ta_standing(result, graded)  # before the graded notebooks are replaced
         if submitted is not None and self.autograded is None:
             folder = a.folder("submitted_directory", sid)
             for filename, data in submitted.items():
@@ -125,7 +126,7 @@ class Recorder:
             first, last = person(name)
             known.update(first_name=first, last_name=last)
         if self.in_bulk:
-            return self._save_rows(result, timestamp, known, standing.stands)
+            return self._save_rows(result, timestamp, known, graded, standing.stands)
         with internals.one_transaction(self.gradebook) as gb:
             gb.update_or_create_student(sid, **known)
             gb.update_or_create_submission(a.id, sid, timestamp=timestamp)
@@ -143,25 +144,33 @@ class Recorder:
                 gb.find_grade(name, stem, a.id, sid).needs_manual_grade = False
         return None
 
-    def _ta_standing(self, result: Graded) -> ta_grades.Standing:
+    def _auto_grades(self, result: Graded) -> dict[str, rows.AutoGrades | None]:
+        """``{notebook stem: what SaveAutoGrades records of it}``, None for a notebook not
+        graded: the worker's decision, or decided here when it made none."""
+        graded: dict[str, rows.AutoGrades | None] = {}
+        for name in self.assignment.notebooks:
+            nb = result.notebooks.get(name)
+            found = result.auto_grades.get(name)
+            if nb is not None and found is None:
+                found = rows.auto_grades(nbformat.from_dict(nb))
+            graded[Path(name).stem] = found if nb is not None else None
+        return graded
+
+    def _ta_standing(
+        self, result: Graded, graded: dict[str, rows.AutoGrades | None]
+    ) -> ta_grades.Standing:
         """Which of the student's grades a TA gave stand through this grading
         (:mod:`~autograder.pipeline.results.ta_grades`); those that do not are kept in
-        :attr:`again`, for the run to name."""
+        :attr:`again`, for the run to name. graded: :meth:`_auto_grades`."""
         a, sid = self.assignment, result.student_id
         given = ta_grades.graded_by_ta(self.gradebook.db, a.id, sid)
         if not given:
             return ta_grades.Standing()
-        before, after, scores = {}, {}, {}
-        for name in a.notebooks:
-            stem, nb = Path(name).stem, result.notebooks.get(name)
-            # what the TA saw: the course's graded notebook, which a dry run's gradebook copy
-            # was graded against too
-            before[stem] = ta_grades.read_graded(a.autograded(sid, name))
-            after[stem] = nb
-            found = result.auto_grades.get(name)
-            if nb is not None and found is None:
-                found = rows.auto_grades(nbformat.from_dict(nb))
-            scores[stem] = found.scores if found is not None and nb is not None else None
+        # what the TA saw: the course's graded notebook, which a dry run's gradebook copy
+        # was graded against too
+        before = {Path(n).stem: ta_grades.read_graded(a.autograded(sid, n)) for n in a.notebooks}
+        after = {Path(n).stem: result.notebooks.get(n) for n in a.notebooks}
+        scores = {stem: found.scores if found else None for stem, found in graded.items()}
         standing = ta_grades.standing(given, before, after, scores)
         self.again += [(sid, stem, cell) for stem, cell in standing.again]
         return standing
@@ -171,6 +180,7 @@ class Recorder:
         result: Graded,
         timestamp: datetime | None,
         known: dict[str, str | None],
+        graded: dict[str, rows.AutoGrades | None],
         standing: frozenset[ta_grades.Cell],
     ) -> rows.Written | None:
         """Stock's steps, as rows (:mod:`~autograder.pipeline.results.rows`).
@@ -183,13 +193,6 @@ class Recorder:
         writer = self._rows
         granted = self.extensions.get(sid)
         extension = granted.beyond(writer.duedate) if granted is not None else None
-        graded: dict[str, rows.AutoGrades | None] = {}
-        for notebook_name in a.notebooks:
-            nb = result.notebooks.get(notebook_name)
-            found = result.auto_grades.get(notebook_name)
-            if nb is not None and found is None:  # not decided by the worker: decide here
-                found = rows.auto_grades(nbformat.from_dict(nb))
-            graded[Path(notebook_name).stem] = found if nb is not None else None
         written = writer.save(sid, known, timestamp, extension, graded, standing)
         if written is not None and not writer.maybe_late(timestamp):
             return written
