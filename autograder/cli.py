@@ -21,7 +21,16 @@ from autograder.pipeline import grade
 from autograder.pipeline.errors import UserError
 from autograder.pipeline.lms import canvas, moodle
 from autograder.pipeline.settings import MEMORY, WALL
-from autograder.tools import check, extend, generate, golden, gradescope, remove, status
+from autograder.tools import (
+    check,
+    engine_dist,
+    extend,
+    generate,
+    golden,
+    gradescope,
+    remove,
+    status,
+)
 
 _log = logging.getLogger(__name__)
 
@@ -277,6 +286,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     positional = [args.pop(name) for name in args.pop("positional")]
     for name in ["command", *args.pop("drop", [])]:
         args.pop(name)
+    absent = engine_dist.missing()
+    if absent:
+        _log.error(
+            f"python -m autograder: error: the engine needs {', '.join(absent)}, not installed "
+            f"in this Python: pip install {' '.join(absent)}"
+        )
+        return 2
     try:
         return run(*positional, **args)
     except UserError as error:

@@ -168,6 +168,37 @@ def test_the_engine_knows_no_lab():
     assert found == []
 
 
+TEMPLATES = sorted(path for path in (ROOT / "autograder").rglob("templates/**/*") if path.is_file())
+PLOTTING = ("matplotlib", "numpy", "seaborn", "plotly")
+
+
+def test_the_engine_assumes_no_lab_library():
+    """Does the engine leave what a course loads to the course?
+
+    Its templates (the student README, the pages) name no library and no
+    ``lab-`` class; the sandbox's student side imports none of numpy or the
+    plotting libraries itself (the course's ``c.Autograder.preload`` does).
+    """
+    assert len(TEMPLATES) >= 3
+    found = [
+        f"{path.name}: {word}"
+        for path in TEMPLATES
+        for word in (*PLOTTING, "lab-")
+        if word in path.read_text()
+    ]
+    student = ROOT / "autograder" / "sandbox" / "student.py"
+    for node in ast.walk(ast.parse(student.read_text())):
+        names = (
+            [alias.name for alias in node.names]
+            if isinstance(node, ast.Import)
+            else [node.module or ""]
+            if isinstance(node, ast.ImportFrom)
+            else []
+        )
+        found += [f"student.py imports {n}" for n in names if n.split(".")[0] in PLOTTING]
+    assert found == []
+
+
 ENGINE_TESTS = sorted((ROOT / "tests" / "engine").rglob("*.py"))
 
 

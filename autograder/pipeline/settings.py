@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nbgrader.preprocessors import Execute
-from traitlets import Bool, Float, Integer, TraitError
+from traitlets import Bool, Float, Integer, List, TraitError, Unicode
 from traitlets.config import Configurable
 
 from autograder.pipeline.course.assignment import Assignment
@@ -31,8 +31,10 @@ class Autograder(Configurable):
         c.Autograder.wall = 600      # seconds per notebook
         c.Autograder.memory = 1024   # MiB per student's process
         c.Autograder.jobs = 4        # worker processes (0: every core)
+        c.Autograder.preload = ["pandas"]          # imported once, before any student
+        c.Autograder.warm_up = "import pandas as pd; pd.DataFrame({'a': [1]}).sum()"
 
-    The command line's options override them (``grade --wall 120``).
+    The command line's options override the limits (``grade --wall 120``).
     """
 
     timeout = Float(
@@ -46,6 +48,19 @@ class Autograder(Configurable):
     sandbox = Bool(True, help="Run student code in bubblewrap (off only for code you trust).").tag(
         config=True
     )
+    preload = List(
+        Unicode(),
+        default_value=None,
+        allow_none=True,
+        help="Modules the sandbox imports once, before any student's code, so no student "
+        "pays for them (None: every module the assignment's notebooks import).",
+    ).tag(config=True)
+    warm_up = Unicode(
+        "",
+        help="Code the sandbox runs once after the preload, as a cell whose outputs and "
+        "names are dropped: first-use costs (a figure's fonts, a library's lazy imports) "
+        "paid there are paid for every student.",
+    ).tag(config=True)
 
 
 def course_timeout(assignment: Assignment) -> float:
@@ -58,9 +73,17 @@ def configured(assignment: Assignment) -> Autograder:
     """The course's :class:`Autograder` settings, from its config; a value of the wrong kind
     is the user's mistake, in one line."""
     try:
-        return Autograder(config=assignment.config)
+        course = Autograder(config=assignment.config)
     except TraitError as error:
         raise UserError(f"the course's c.Autograder settings: {error}") from None
+    for name in course.preload or []:
+        if not all(part.isidentifier() for part in name.split(".")):
+            raise UserError(f"c.Autograder.preload: {name!r} is not a module name")
+    try:
+        compile(course.warm_up, "c.Autograder.warm_up", "exec")
+    except SyntaxError as error:
+        raise UserError(f"c.Autograder.warm_up does not parse: {error}") from None
+    return course
 
 
 @dataclass(frozen=True)

@@ -284,15 +284,21 @@ class Sandbox:
         start_timeout: float = 120,
         warm_up: str = "",
         owner: int | None = None,
+        warm_up_code: str = "",
     ) -> None:
-        """owner: the grading run's main process's pid, this one's if None.
+        """warm_up: import statements the zygote runs once, before any student;
+        warm_up_code: code it runs once after them, as a cell whose outputs and
+        names are dropped (both the course's: ``c.Autograder.preload`` and
+        ``c.Autograder.warm_up``). owner: the grading run's main process's pid,
+        this one's if None.
 
         Its students run as :func:`~autograder.sandbox.clean_up.run_uid` of it.
         """
         self.unprotected = []
         self.owner = os.getpid() if owner is None else owner
         unprivileged = run_uid(self.owner)
-        self.warm_up = warm_up  # import statements the zygote preloads
+        self.warm_up = warm_up
+        self.warm_up_code = warm_up_code
         if use_bwrap and not shutil.which("bwrap"):
             self.unprotected.append("bubblewrap is not installed")
             use_bwrap = False
@@ -333,7 +339,8 @@ class Sandbox:
             f"import sys; boot = {str(package.parent)!r}; "
             "added = boot not in sys.path; sys.path.insert(0, boot); "
             f"from {ZYGOTE}; "
-            f"zygote({child.fileno()}, boot if added else None, {self.warm_up!r})"
+            f"zygote({child.fileno()}, boot if added else None, {self.warm_up!r}, "
+            f"{self.warm_up_code!r})"
         )
         # The package is imported from the folder bound into the sandbox, however
         # it was installed; -I keeps the environment and the working folder out.

@@ -1,8 +1,9 @@
 """The student's side: runs inside the sandbox, never in the grader's process.
 
 The *zygote* (:func:`zygote`, started by :class:`autograder.sandbox.Sandbox`,
-inside bubblewrap) imports IPython, numpy and matplotlib once, then waits on its
-control socket. For every submission it forks a child, which
+inside bubblewrap) imports IPython and the modules the course preloads once,
+runs the course's warm-up code, then waits on its control socket. For every
+submission it forks a child, which
 
 1. leaves the zygote's namespaces for fresh user, pid, mount, network and IPC
    namespaces (pid 1 of its own pid namespace, so every process it starts dies
@@ -319,7 +320,6 @@ def make_shell() -> Any:
 
     shell._showtraceback = show_traceback
     shell.enable_gui = lambda gui=None: None  # no event loop: figures go inline
-    shell.enable_matplotlib("inline")
     return shell
 
 
@@ -605,24 +605,6 @@ def set_up(request: dict[str, Any], private: str | None, shell: Any) -> list[str
     return mine + drop_capabilities()
 
 
-# Drawn once in the zygote when the lab uses matplotlib, so every child starts
-# with its fonts, caches and lazily imported parts already loaded.
-FIGURE = """
-import matplotlib.pyplot as plt
-import numpy as np
-
-fig, axes = plt.subplots(1, 2, figsize=(4, 2), layout="constrained")
-for ax in axes:
-    image = ax.imshow(np.eye(3), cmap="Blues", vmin=0, vmax=1)
-    ax.set_title("warm-up")
-    ax.set_xticks(range(3), list("abc"))
-    ax.set_xlabel("x")
-    ax.text(0, 0, "0.50", ha="center", va="center", fontsize=8, color="white")
-fig.colorbar(image, ax=axes, shrink=0.8, label="share")
-plt.show()
-"""
-
-
 #: standard modules numerical code imports, itself or through numpy (default_rng
 #: imports secrets on first use), loaded before any student runs: where the grader
 #: cannot give the sandbox a readable view of Python (no bubblewrap, Python in a
@@ -634,51 +616,61 @@ PRELOADED = (
 )  # fmt: skip
 
 
-def warm_up(shell: Any, imports: str = "") -> None:
+#: matplotlib's backend for every figure a student's code draws: shown inline, as
+#: Jupyter shows it. Set in the environment, so it holds whenever matplotlib is
+#: first imported, in the zygote or only by one student's code.
+INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
+
+
+def warm_up(shell: Any, imports: str = "", code: str = "") -> None:
     """Pay first-use costs in the zygote, then leave the shell as if it were new.
 
-    imports: the lab's import statements, run one by one (one that fails, such
-    as a helper module only a student's folder holds, is passed over), after
-    :data:`PRELOADED`. ``gc.freeze`` moves everything that exists now out of the
-    collector's reach: otherwise the first collection in each child touches
-    every inherited object and copies the zygote's whole heap, page by page.
+    imports: the course's import statements, run one by one (one that fails,
+    such as a helper module only a student's folder holds, is passed over),
+    after :data:`PRELOADED`. code: the course's warm-up code
+    (``c.Autograder.warm_up``), run once as a cell, its outputs and names
+    dropped: drawing one figure, for instance, loads fonts and caches every
+    student would otherwise load again. ``gc.freeze`` moves everything that
+    exists now out of the collector's reach: otherwise the first collection in
+    each child touches every inherited object and copies the zygote's whole
+    heap, page by page.
     """
     for line in [f"import {name}" for name in PRELOADED] + imports.splitlines():
         try:
             exec(line, {})
         except Exception:
             pass
-    if "numpy" in sys.modules:
-        sys.modules["numpy"].random.default_rng(0).normal(size=2)  # its lazy imports, now
     if "matplotlib.pyplot" in sys.modules:
-        run_cell(shell, FIGURE)
+        shell.enable_matplotlib("inline")  # what importing pyplot in a cell would do
+    # Always one cell: running the first loads IPython's own lazy parts (bdb, ...),
+    # which a child may be unable to import where Python is not readable to it.
+    run_cell(shell, code or "pass")
     shell.reset(new_session=True)
     shell.cell_outputs = []
     gc.collect()
     gc.freeze()
 
 
-def zygote(control_fd: int, boot_path: str | None = None, imports: str = "") -> None:
+def zygote(
+    control_fd: int, boot_path: str | None = None, imports: str = "", code: str = ""
+) -> None:
     """Preload, then fork one isolated child per request on the control socket.
 
     boot_path: the folder put on ``sys.path`` to import this package; taken off
     again once it is imported, so no student imports anything from there (None:
     it was on ``sys.path`` already, site-packages, and stays).
-    imports: the lab's import statements, to preload (:func:`warm_up`).
+    imports, code: the course's import statements to preload and its warm-up
+    code (:func:`warm_up`).
     """
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    import matplotlib
-
-    matplotlib.use("module://matplotlib_inline.backend_inline")
-    import matplotlib.pyplot  # noqa: F401  -- paid once, here
-    import numpy  # noqa: F401
-
+    os.environ["MPLBACKEND"] = INLINE_BACKEND
     if boot_path is not None:
         sys.path[:] = [path for path in sys.path if path and path != boot_path]
 
     shell = make_shell()
-    warm_up(shell, imports)
-    figures.install()
+    warm_up(shell, imports, code)
+    if "matplotlib" in sys.modules:  # a course that draws: its figures are learned
+        figures.install()
     c_library().prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped automatically
     control = socket.socket(fileno=control_fd)

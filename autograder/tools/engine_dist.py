@@ -104,3 +104,19 @@ def write(into: Path) -> None:
     shutil.copytree(package, into / "autograder", ignore=shutil.ignore_patterns("__pycache__"))
     write_atomic(into / "pyproject.toml", pyproject(), 0o644)
     write_atomic(into / "constraints.txt", pins(), 0o644)
+
+
+def missing() -> list[str]:
+    """The engine's own dependencies that are not installed here, as pip names them
+    (``[]`` where the engine itself is not installed as a distribution)."""
+    try:
+        requirements = _distribution().requires
+    except metadata.PackageNotFoundError:
+        return []
+    absent = []
+    for requirement in _needed(requirements):
+        try:
+            metadata.version(requirement.name)
+        except metadata.PackageNotFoundError:
+            absent.append(requirement.name)
+    return absent

@@ -22,9 +22,12 @@ folder and compares the result with what is committed.
 
 from __future__ import annotations
 
+import ast
+import importlib.metadata
 import json
 import logging
 import shutil
+import sys
 import tempfile
 import tomllib
 from datetime import datetime
@@ -102,6 +105,31 @@ def self_check_script(assignment_id: str, releases: dict[str, Any], due: str = "
     return text.replace(_EMPTY_ASSIGNMENT, f"ASSIGNMENT: dict[str, Any] = {literal}")
 
 
+def packages(assignment: Assignment, releases: dict[str, Any]) -> list[str]:
+    """What a student must ``pip install`` for the notebooks, besides Jupyter: the
+    distributions of their top-level imports, in the order first imported.
+
+    The standard library and the assignment's own helper modules are left out; an
+    import no installed distribution provides is named as imported.
+    """
+    helpers = {Path(name).stem for name in assignment.helper_files()}
+    provided = importlib.metadata.packages_distributions()
+    found: list[str] = []
+    for nb in releases.values():
+        for node in ast.walk(ast.parse(notebook.imports(nb) or "pass")):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in (name.split(".")[0] for name in names):
+                if name in sys.stdlib_module_names or name in helpers:
+                    continue
+                found += [d.lower() for d in provided.get(name, [name])[:1]]
+    return [name for name in dict.fromkeys(found) if name not in ("ipython", "ipykernel")]
+
+
 def student_readme(assignment: Assignment, releases: dict[str, Any], due: str = "") -> str:
     """The release's ``README.md``: the files, how to work, self-check, keep the name, submit.
 
@@ -135,6 +163,7 @@ def student_readme(assignment: Assignment, releases: dict[str, Any], due: str = 
         assignment=assignment.id,
         notebooks=list(assignment.notebooks),
         helpers=[name for name in assignment.helper_files() if name != STUDENT_README],
+        packages=packages(assignment, releases),
         points=points,
         due=due,
     )

@@ -116,9 +116,24 @@ def test_the_engine_installs_alone_and_grades_a_toy_course(tmp_path, readable):
     _gradescope_bundle(python, course, tmp_path, path)
     _data_course(python, tmp_path, path)
 
-    # A sandbox that cannot start (a package it needs is missing): one line, exit 2, no grades.
+    # A sandbox that cannot start (the course's warm-up ends its process): one line, exit 2.
+    config = course / "nbgrader_config.py"
+    kept = config.read_text()
+    config.write_text(kept + 'c.Autograder.warm_up = "import os\\nos._exit(3)"\n')
+    broken = subprocess.run(
+        [str(python), "-m", "autograder", "grade", str(tmp_path / "submissions"), "--jobs", "1",
+         "--out", "broken"],
+        cwd=course, capture_output=True, text=True, timeout=300, env=path,
+    )  # fmt: skip
+    said = [line for line in broken.stderr.splitlines() if "error:" in line]
+    assert broken.returncode == 2 and len(said) == 1, broken.stderr[-3000:]
+    assert "the sandbox could not start" in said[0] and "Traceback" not in broken.stderr
+    assert not (course / "broken" / "grades.csv").exists()
+    config.write_text(kept)
+
+    # An installation missing a package the engine needs: one line naming it, exit 2, no grades.
     removed = subprocess.run(
-        [str(python), "-m", "pip", "uninstall", "--quiet", "--yes", "matplotlib-inline"],
+        [str(python), "-m", "pip", "uninstall", "--quiet", "--yes", "ipython"],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert removed.returncode == 0, removed.stderr
@@ -129,7 +144,7 @@ def test_the_engine_installs_alone_and_grades_a_toy_course(tmp_path, readable):
     )  # fmt: skip
     said = [line for line in broken.stderr.splitlines() if "error:" in line]
     assert broken.returncode == 2 and len(said) == 1, broken.stderr[-3000:]
-    assert "the sandbox could not start" in said[0] and "Traceback" not in broken.stderr
+    assert "pip install ipython" in said[0] and "Traceback" not in broken.stderr
     assert not (course / "broken" / "grades.csv").exists()
 
 

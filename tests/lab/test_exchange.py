@@ -159,7 +159,7 @@ def _check_own_feedback(user: str, rows: dict[str, dict[str, str]]) -> None:
     pages = list((home / lab.ASSIGNMENT.id / "feedback").rglob("*.html"))
     assert len(pages) == 1, pages  # the page of the submission graded, only
     text = pages[0].read_text()
-    assert 'class="lab-summary' in text  # the course's page, with its per-answer summary
+    assert 'class="grade-summary' in text  # the course's page, with its per-answer summary
     mine, other = (float(rows[u]["score"]) for u in (user, *set(STUDENTS) - {user}))
     top = float(rows[user]["max_score"])
     assert f"Score: <b>{mine} / {top}</b>" in text and f"Score: <b>{other} / {top}" not in text

@@ -31,7 +31,7 @@ from autograder.pipeline.grading import execute, sanitize, score
 from autograder.pipeline.reports import feedback_page
 from autograder.pipeline.results import rows
 from autograder.pipeline.results.graded import Graded
-from autograder.pipeline.settings import GradingLimits
+from autograder.pipeline.settings import GradingLimits, configured
 from autograder.pipeline.submissions.collect import Submission
 from autograder.sandbox import Sandbox, StudentGone, die_with_parent
 
@@ -102,7 +102,13 @@ class Worker:
         self.allowed = {name: execute.student_names(nb) for name, nb in sources.items()}
         self.columns = notebook.Columns(sources)
         self.files = a.helper_files()
-        self.warm_up = "\n".join(notebook.imports(nb) for nb in sources.values())
+        course = configured(a)
+        self.warm_up = (
+            "\n".join(notebook.imports(nb) for nb in sources.values())
+            if course.preload is None
+            else "\n".join(f"import {name}" for name in course.preload)
+        )
+        self.warm_up_code = course.warm_up
         # The instructor's own code, per notebook, for learn_figures: every cell a student's
         # process would run (the tests run in the grader), solutions included.
         self.trusted_cells = [
@@ -124,6 +130,7 @@ class Worker:
                 self.sandbox = Sandbox(
                     use_bwrap=self.settings.limits.sandbox,
                     warm_up=self.warm_up,
+                    warm_up_code=self.warm_up_code,
                     owner=self.settings.owner_pid,
                 )
                 self.graded = 0

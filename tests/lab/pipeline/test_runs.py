@@ -325,16 +325,16 @@ def test_feedback_goes_back_through_nbgrader(small_class):
     # What students fetch is the course's own page, with its per-answer summary...
     released = nbgrader("release_feedback")
     assert len(released) == 2  # one page per student, named by nbgrader's hash
-    assert all('class="lab-summary' in text for text in released)
+    assert all('class="grade-summary' in text for text in released)
     assert not any("BEGIN HIDDEN TESTS" in text or "BEGIN SOLUTION" in text for text in released)
     # ...stock's only when the instructor asks for it, and the next grade run puts it back.
     nbgrader("generate_feedback")  # finds the course's pages there: leaves them be
-    assert all('class="lab-summary' in text for text in nbgrader("release_feedback"))
+    assert all('class="grade-summary' in text for text in nbgrader("release_feedback"))
     nbgrader("generate_feedback", "--force")
-    assert not any('class="lab-summary' in text for text in nbgrader("release_feedback"))
+    assert not any('class="grade-summary' in text for text in nbgrader("release_feedback"))
     again = lab.grade_command(course_dir / "submitted", course_dir, base / "grades")
     assert again.returncode == 0, again.stderr
-    assert all('class="lab-summary' in text for text in nbgrader("release_feedback"))
+    assert all('class="grade-summary' in text for text in nbgrader("release_feedback"))
 
 
 def test_a_rubric_change_regrades_and_every_output_agrees(small_class):
