@@ -86,16 +86,21 @@ def due_text(due: datetime | None) -> str:
     return due.strftime("%Y-%m-%d %H:%M UTC") if due is not None else ""
 
 
-def self_check_script(assignment_id: str, releases: dict[str, Any], due: str = "") -> str:
+def self_check_script(
+    assignment_id: str, releases: dict[str, Any], due: str = "", needs: list[str] | None = None
+) -> str:
     """The text of the release's ``self_check.py``: :mod:`.self_check`, stubs written in.
 
     releases: ``{notebook file name: released notebook}``; due: the due date as
-    students read it (:func:`due_text`), "" for none.
+    students read it (:func:`due_text`), "" for none; needs: what a student must
+    install besides Jupyter (:func:`packages`).
     """
     filled: dict[str, Any] = {
         "id": assignment_id,
         "notebooks": {name: notebook.answers(nb) for name, nb in releases.items()},
     }
+    if needs:
+        filled["packages"] = needs
     if due:
         filled["due"] = due
     text = Path(self_check.__file__).read_text()
@@ -222,7 +227,7 @@ def generate(assignment: Assignment, out: Path) -> None:
         for name in assignment.notebooks
     }
     due = due_text(due_date(assignment))  # set with nbgrader db assignment add --duedate
-    script = self_check_script(assignment.id, releases, due)
+    script = self_check_script(assignment.id, releases, due, packages(assignment, releases))
     release = out / assignment.release_dir.relative_to(root)
     (release / SELF_CHECK).write_text(script)
     if STUDENT_README not in assignment.helper_files():

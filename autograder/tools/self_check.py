@@ -37,8 +37,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-#: Filled in by ``python -m autograder generate``: the assignment's id and, per
-#: notebook, {answer grade_id: the stub the release gives}.
+#: Filled in by ``python -m autograder generate``: the assignment's id, per
+#: notebook {answer grade_id: the stub the release gives}, and the packages its
+#: notebooks import ("packages").
 ASSIGNMENT: dict[str, Any] = {"id": "", "notebooks": {}}
 
 WRITTEN_STUB = "YOUR ANSWER HERE"  #: nbgrader's stub for a written answer
@@ -105,11 +106,18 @@ def read(path: Path) -> Any:
         raise CannotCheck(f"{path.name} is not a notebook Jupyter can read: {why}") from None
 
 
-def run(nb: Any, folder: Path, timeout: float) -> Any:
+def run(
+    nb: Any, folder: Path, timeout: float, functions: list[str] | None = None
+) -> dict[int, dict[str, list[str]]]:
     """Run every cell of ``nb`` in a fresh kernel started in ``folder``; outputs go into ``nb``.
 
     Errors do not stop the run (every test gets its say); a cell running past
-    ``timeout`` seconds is interrupted, which shows as its error.
+    ``timeout`` seconds is interrupted, which shows as its error. functions:
+    the answer functions; each code cell outside the answers and tests that
+    fails is then run once more with them watched (:data:`WATCH`). Returns
+    ``{cell index: {answer function: what it was seen to do}}`` for those
+    cells: every function the cell called, with a list of notes such as
+    "changes its arguments" (empty when nothing was seen).
     """
     from jupyter_client.kernelspec import NoSuchKernel
     from nbclient import NotebookClient
@@ -123,17 +131,131 @@ def run(nb: Any, folder: Path, timeout: float) -> Any:
         kernel_name="python3",
         resources={"metadata": {"path": str(folder)}},
     )
+    seen: dict[int, dict[str, list[str]]] = {}
     try:
         # The kernel's own log (a warning about its transport) means nothing to a student.
         # NBGRADER_EXECUTION as `nbgrader validate` sets it: a notebook may skip what
         # only a reader needs (a timing) while it is checked.
         env = {**os.environ, "NBGRADER_EXECUTION": "validate"}
-        client.execute(stderr=subprocess.DEVNULL, env=env)
+        with client.setup_kernel(stderr=subprocess.DEVNULL, env=env):
+            for index, cell in enumerate(nb.cells):
+                client.execute_cell(cell, index, execution_count=client.code_cells_executed + 1)
+            for index, cell in enumerate(nb.cells):
+                if functions and _is_lesson_cell(cell) and _error(cell):
+                    seen[index] = _watch(client, cell.source, functions)
     except NoSuchKernel:
         raise CannotCheck("no Python kernel found: install Jupyter (pip install jupyter)") from None
     except DeadKernelError as why:
         raise CannotCheck(f"the kernel died while running the notebook ({why})") from None
-    return nb
+    return seen
+
+
+#: Run in the student's kernel before a failing lesson cell is run again: each
+#: answer function is wrapped so that a call records its name, whether it changed
+#: its arguments, and whether a second call with copies of the same arguments
+#: returns something else (state kept between calls). {names!r} is filled in.
+WATCH = """
+def _self_check_watch(names):
+    import copy, functools, json
+
+    def same(a, b):
+        try:
+            import numpy
+        except ImportError:
+            numpy = None
+        if numpy is not None and (isinstance(a, numpy.ndarray) or isinstance(b, numpy.ndarray)):
+            return (isinstance(a, numpy.ndarray) and isinstance(b, numpy.ndarray)
+                    and a.shape == b.shape and a.dtype == b.dtype
+                    and bool(numpy.array_equal(a, b, equal_nan=a.dtype.kind in "fc")))
+        if isinstance(a, (list, tuple)) and type(a) is type(b):
+            return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        if isinstance(a, dict) and isinstance(b, dict):
+            return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+        try:
+            return bool(a == b)
+        except Exception:
+            return a is b
+
+    seen, originals = {}, {}
+    for name in names:
+        function = globals().get(name)
+        if not callable(function):
+            continue
+        originals[name] = function
+
+        def watched(*args, _name=name, _function=function, **kwargs):
+            notes = seen.setdefault(_name, [])
+            try:
+                before = copy.deepcopy((args, kwargs))
+            except Exception:
+                return _function(*args, **kwargs)
+            got = _function(*args, **kwargs)
+            if not same((args, kwargs), before) and "arguments" not in notes:
+                notes.append("arguments")
+            try:
+                again = _function(*copy.deepcopy(before[0]), **copy.deepcopy(before[1]))
+            except Exception:
+                again = got
+            if not same(got, again) and "state" not in notes:
+                notes.append("state")
+            return got
+
+        globals()[name] = functools.wraps(function)(watched)
+
+    def report():
+        globals().update(originals)
+        print(json.dumps(seen))
+
+    return report
+
+
+_self_check_report = _self_check_watch({names!r})
+"""
+
+#: what each note of :data:`WATCH` means, for the student
+NOTES = {
+    "arguments": "changes its arguments (the lesson uses them again after the call)",
+    "state": "keeps state between calls (called again with the same arguments, "
+    "it returns something else)",
+}
+
+
+def _watch(client: Any, source: str, functions: list[str]) -> dict[str, list[str]]:
+    """Run ``source`` again in ``client``'s kernel with the answer functions watched."""
+    import json
+
+    import nbformat
+
+    cells = [
+        nbformat.v4.new_code_cell(WATCH.replace("{names!r}", repr(functions))),
+        nbformat.v4.new_code_cell(source),
+        nbformat.v4.new_code_cell("_self_check_report()"),
+    ]
+    # nbclient stores an executed cell at its index: these go after the notebook's own,
+    # and are taken off again.
+    first = len(client.nb.cells)
+    client.nb.cells.extend(cells)
+    try:
+        for index, cell in enumerate(cells, first):
+            client.execute_cell(cell, index, store_history=False)
+    finally:
+        del client.nb.cells[first:]
+    text = "".join(o.get("text", "") for o in cells[-1].outputs if o.output_type == "stream")
+    try:
+        found = json.loads(text.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {}
+    return {
+        name: [NOTES[n] for n in notes if n in NOTES]
+        for name, notes in found.items()
+        if name in functions and isinstance(notes, list)
+    }
+
+
+def _is_lesson_cell(cell: Any) -> bool:
+    """A code cell that is neither an answer nor a test: the lesson's own code."""
+    meta = _meta(cell)
+    return cell.get("cell_type") == "code" and not meta.get("solution") and not _is_test(cell)
 
 
 def fix_for(message: str, helpers: Path | None = None) -> str:
@@ -171,21 +293,25 @@ def broken_cells(
     stubs: dict[str, str],
     helpers: Path | None = None,
     results: dict[str, tuple[str, str]] | None = None,
+    seen: dict[int, dict[str, list[str]]] | None = None,
 ) -> list[str]:
-    """A line for each cell outside the answers and tests that raised an error, in order.
+    """A line for each cell outside the answers that raised an error, in order.
 
     Each names the cell as a student finds it: by the section heading above it
-    (Jupyter shows no cell numbers), and by the answers it calls, which are
-    what to check first. results: the answers' verdicts (:func:`verdicts`). A
-    cell after an answer that is not done is likely to fail because of it: its
-    line says so, ending with :data:`NOT_DONE_YET`, and it is not what the
-    student must fix first.
+    (Jupyter shows no cell numbers), and by the answers it called, which are
+    what to check first. results: the answers' verdicts (:func:`verdicts`).
+    seen: what :func:`run` saw each failing cell's answers do; an answer is
+    blamed only if the cell called it, and for what it was seen to do. A cell
+    after an answer that is not done is likely to fail because of it: its line
+    says so, ending with :data:`NOT_DONE_YET`, and it is not what the student
+    must fix first. A failing test cell that grades no answer is named too: a
+    notebook with any failing cell is never ready.
     """
     found = []
     unfinished = None  # the first answer above that is not done
     heading = "the top of the notebook"
     functions = _answer_functions(stubs)
-    for cell in executed.cells:
+    for index, cell in enumerate(executed.cells):
         heading = _heading(cell) or heading
         meta = _meta(cell)
         grade_id = meta.get("grade_id")
@@ -193,21 +319,44 @@ def broken_cells(
             if unfinished is None and results and results.get(grade_id, (DONE,))[0] != DONE:
                 unfinished = grade_id
             continue
-        if cell.get("cell_type") != "code" or _is_test(cell):
+        if cell.get("cell_type") != "code":
             continue
         message = _error(cell)
-        if message:
-            where = f'the cell under "{heading}"' + (f" ({grade_id})" if grade_id else "")
-            if unfinished is not None:
-                found.append(f"{where} fails: {message}; after {unfinished}, {NOT_DONE_YET}")
-                continue
-            calls = [f for f in functions if re.search(rf"\b{re.escape(f)}\s*\(", cell.source)]
-            fix = fix_for(message, helpers)
-            if not fix and calls:
-                them = "they return" if len(calls) > 1 else "it returns"
-                fix = f"it calls your {', '.join(calls)}: check what {them} first"
-            found.append(f"{where} fails: {message}" + (f": {fix}" if fix else ""))
+        if not message:
+            continue
+        where = f'the cell under "{heading}"' + (f" ({grade_id})" if grade_id else "")
+        if _is_test(cell):
+            if _answer_of(str(grade_id), list(stubs)) is None and not _runs_nothing(cell.source):
+                found.append(f"the test {where.removeprefix('the ')} fails: {message}")
+            continue
+        if unfinished is not None:
+            found.append(f"{where} fails: {message}; after {unfinished}, {NOT_DONE_YET}")
+            continue
+        fix = fix_for(message, helpers)
+        if not fix:
+            fix = _blame(cell.source, functions, (seen or {}).get(index))
+        found.append(f"{where} fails: {message}" + (f": {fix}" if fix else ""))
     return found
+
+
+def _blame(source: str, functions: list[str], seen: dict[str, list[str]] | None) -> str:
+    """What to check in the answers a failing lesson cell used ("" for none).
+
+    seen: the answers the cell was seen to call and what they did (None: not
+    watched, so the answers its code names).
+    """
+    if seen is None:
+        called = [f for f in functions if re.search(rf"\b{re.escape(f)}\s*\(", source)]
+        doing: dict[str, list[str]] = {name: [] for name in called}
+    else:
+        doing = {name: seen[name] for name in functions if name in seen}
+    noted = [f"your {name} {' and '.join(notes)}" for name, notes in doing.items() if notes]
+    if noted:
+        return "; ".join(noted) + ": it must not, even where its own tests pass"
+    if doing:
+        them = "they return" if len(doing) > 1 else "it returns"
+        return f"it calls your {', '.join(doing)}: check what {them} for the inputs it uses here"
+    return ""
 
 
 def verdicts(executed: Any, stubs: dict[str, str]) -> dict[str, tuple[str, str]]:
@@ -244,8 +393,10 @@ def report(results: dict[str, tuple[str, str]], broken: list[str] | None = None)
     first = [line for line in broken if not line.endswith(NOT_DONE_YET)]
     for line in first:
         print(line)
-    if first:
-        print("Fix that first: the answers below may fail only because of it.\n")
+    if first and any(state != DONE for state, _ in results.values()):
+        print("Fix that first: the answers below that fail may fail only because of it.\n")
+    elif first:
+        print("Every answer passes its visible tests, but a notebook must run to the end.\n")
     width = max(len(answer) for answer in results)
     for answer, (state, message) in results.items():
         line = f"{answer:<{width}}  {state}"
@@ -280,9 +431,9 @@ def check_notebook(
     """
     nb = read(path)
     print(f"running {path.name} in a fresh kernel...", flush=True)
-    executed = run(nb, path.parent.resolve(), timeout)
-    results = verdicts(executed, stubs)
-    return report(results, broken_cells(executed, stubs, helpers, results))
+    seen = run(nb, path.parent.resolve(), timeout, _answer_functions(stubs))
+    results = verdicts(nb, stubs)
+    return report(results, broken_cells(nb, stubs, helpers, results, seen))
 
 
 def renamed(folder: Path, expected: str) -> Path | None:
@@ -322,7 +473,8 @@ def main(argv: list[str] | None = None, assignment: dict[str, Any] | None = None
     if lacking:
         print(
             f"self_check.py: this Python has no Jupyter ({', '.join(lacking)} missing): "
-            "run it with the Python your notebooks use, or pip install jupyter numpy matplotlib"
+            "run it with the Python your notebooks use, or pip install "
+            + " ".join(["jupyter", *assignment.get("packages", [])])
         )
         return 2
     paths = [Path(p) for p in args.notebook] or [here / name for name in notebooks]

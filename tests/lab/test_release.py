@@ -166,3 +166,42 @@ def test_no_cell_hands_over_the_wrong_axis_answer(release_nb):
         if c.cell_type == "code" and re.search(r"np\.concatenate\(answers\)", c.source)
     ]
     assert given == [], f"these cells show np.concatenate(answers): {given}"
+
+
+#: answers whose arguments are whole numbers, which no call can change in place
+WHOLE_NUMBER_ARGUMENTS = {"count_params"}
+
+
+def test_every_function_has_its_arguments_checked_unchanged(source_nb, release_nb):
+    """Rule (docs/visible-checks.md): is every answer function's every call checked to leave
+    its arguments as they were, by a visible test (self-check sees it) and a hidden one?"""
+    functions = [
+        node.name
+        for cell in source_nb.cells
+        if notebook.is_answer(cell) and cell.cell_type == "code"
+        for node in ast.parse(notebook.strip_solution_markers(cell.source)).body
+        if isinstance(node, ast.FunctionDef) and node.args.args
+    ]
+    assert len(functions) >= 7
+
+    def owned(nb, name):
+        return [
+            c.source
+            for c in nb.cells
+            if notebook.is_test(c)
+            and re.fullmatch(rf"test_{name}(_\w+)?", notebook.grade_id(c) or "")
+        ]
+
+    missing = []
+    for name in sorted(set(functions) - WHOLE_NUMBER_ARGUMENTS):
+        checked = re.compile(rf"check_unmodified\(\s*{name}\b")
+        if not any(checked.search(text) for text in owned(release_nb, name)):
+            missing.append(f"{name}: no visible check")
+        hidden = [
+            region
+            for text in owned(source_nb, name)
+            for region in re.findall(r"BEGIN HIDDEN TESTS(.*?)END HIDDEN TESTS", text, re.S)
+        ]
+        if not any(checked.search(region) for region in hidden):
+            missing.append(f"{name}: no hidden check")
+    assert missing == []
