@@ -12,7 +12,6 @@ import pytest
 from autograder.pipeline import results
 
 from . import toy
-from .command_line import run_command_line
 
 pytest.importorskip("pandas")  # a test dependency of the suite: never skipped there
 pytestmark = pytest.mark.slow
@@ -48,16 +47,11 @@ STUDENTS = {
 
 def test_a_data_course_grades_dataframes(tmp_path):
     course = toy.write_course(tmp_path / "course", ID, {"data.ipynb": CELLS})
-    assert run_command_line(["generate", "--course", str(course)], timeout=300).returncode == 0
-    for student, source in STUDENTS.items():
-        cells = [toy.cell(source, "top", "answer"), *CELLS[1:]]
-        toy.write_notebook(cells, tmp_path / "subs" / student / ID / "data.ipynb")
-    out = tmp_path / "out"
-    done = run_command_line(
-        ["grade", str(tmp_path / "subs"), "--course", str(course), "--out", str(out),
-         "--jobs", "1"],
-        timeout=600,
-    )  # fmt: skip
+    students = {
+        student: [toy.cell(source, "top", "answer"), *CELLS[1:]]
+        for student, source in STUDENTS.items()
+    }
+    done, out = toy.grade_class(course, ID, "data.ipynb", students, tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     rows = {r["student_id"]: r for r in results.read_csv(out / "grades.csv")}
     assert (rows["right"]["status"], rows["right"]["score"]) == ("ok", "2")

@@ -26,15 +26,7 @@ CELLS = [toy.cell(LOOK), *toy.DOUBLE, toy.cell(DRAW)]
 
 def _grade(tmp_path, config: str):
     course = toy.write_course(tmp_path / "course", ID, {"warm.ipynb": CELLS}, config=config)
-    assert run_command_line(["generate", "--course", str(course)], timeout=300).returncode == 0
-    toy.write_notebook(CELLS, tmp_path / "subs" / "ada" / ID / "warm.ipynb")
-    out = tmp_path / "out"
-    done = run_command_line(
-        ["grade", str(tmp_path / "subs"), "--course", str(course), "--out", str(out),
-         "--jobs", "1"],
-        timeout=600,
-    )  # fmt: skip
-    return done, out
+    return toy.grade_class(course, ID, "warm.ipynb", {"ada": CELLS}, tmp_path)
 
 
 def test_a_course_gets_its_own_preload_and_warm_up(tmp_path):

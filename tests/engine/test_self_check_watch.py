@@ -53,3 +53,24 @@ def test_a_failing_lesson_cell_names_what_the_answer_it_called_did(tmp_path, cap
     assert "answers below that fail" not in out  # every answer passes its own tests
     assert all(re.search(rf"^{name} +done$", out, re.M) for name in ("total", "tick", "square"))
     assert status == 1 and "ready to submit" not in out.replace("not ready to submit", "")
+
+
+def test_a_kernel_that_dies_while_watched_still_gets_its_report(tmp_path, capsys):
+    """An answer that ends the kernel on its third call: the notebook ran, so its report
+    stands (the lesson cell named, without what the watch could not see)."""
+    cells = [
+        toy.cell(
+            "import os\ncount = [0]\ndef boom(n):\n    count[0] += 1\n"
+            "    if count[0] >= 3:\n        os._exit(1)\n    return n",
+            "boom",
+            "answer",
+        ),
+        toy.cell("assert boom(1) == 1", "test_boom", "test", 1),
+        toy.cell("assert boom(2) == 0, 'boom(2) is not 0'"),
+    ]
+    toy.write_notebook(cells, tmp_path / "n.ipynb")
+    stubs = {"boom": STUB.format("boom")}
+    assert self_check.check_notebook(tmp_path / "n.ipynb", stubs) == 1
+    out = capsys.readouterr().out
+    assert "fails: AssertionError: boom(2) is not 0" in out
+    assert re.search(r"^boom +done$", out, re.M)

@@ -99,3 +99,26 @@ def write_course(
     for name, text in (helpers or {}).items():
         (source / name).write_text(text)
     return root
+
+
+def grade_class(
+    course: Path,
+    assignment_id: str,
+    notebook_name: str,
+    students: dict[str, list[Any]],
+    folder: Path,
+) -> tuple[Any, Path]:
+    """Generate ``course``'s release, hand in each student's cells as ``notebook_name`` under
+    ``folder/subs``, and grade them with one worker into ``folder/out``: (the run, out)."""
+    from .command_line import run_command_line
+
+    assert run_command_line(["generate", "--course", str(course)], timeout=300).returncode == 0
+    for student, cells in students.items():
+        write_notebook(cells, folder / "subs" / student / assignment_id / notebook_name)
+    out = folder / "out"
+    done = run_command_line(
+        ["grade", str(folder / "subs"), "--course", str(course), "--out", str(out),
+         "--jobs", "1"],
+        timeout=600,
+    )  # fmt: skip
+    return done, out
