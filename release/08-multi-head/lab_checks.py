@@ -12,6 +12,11 @@ lesson's figures on the page.
 import contextlib
 import copy
 import io
+import os
+import re
+import sys
+import sysconfig
+import traceback
 import types
 import warnings
 
@@ -51,9 +56,42 @@ def _guarded(fn, args, expect=()):
             ) from None
         except Exception as error:
             name = getattr(fn, "__name__", "your function")
+            kind = type(error).__name__
+            if kind == NotExpected.__name__:  # a stand-in refused the call: the test's finding
+                raise AssertionError(f"{name} on arguments {_describe(args)}: {error}") from None
+            did = "raised" if _own_raise(error) else "crashed with"
             raise AssertionError(
-                f"{name} crashed on arguments {_describe(args)}: {type(error).__name__}: {error}"
+                f"{name} on arguments {_describe(args)}: your code {did} {kind}: {error}"
             ) from error
+
+
+def _own_raise(error):
+    """Did a ``raise`` statement of the student's end the call (not a library's error)?
+
+    The last frame of the traceback is looked at: in a kernel, the error's own;
+    where the grader ran the student's code elsewhere, the student's frames as
+    text (``student_traceback``), which are only ever the student's.
+    """
+    shown = getattr(error, "student_traceback", None)
+    if shown is not None:
+        lines = "".join(shown).splitlines()
+        # a frame is a header ("  Cell In[4], line 3, in f") and its code, indented further
+        frames = [n for n, line in enumerate(lines) if re.match(r"  \S.*, line \d+", line)]
+        last = lines[frames[-1] + 1] if frames and frames[-1] + 1 < len(lines) else ""
+        return last.strip().startswith("raise")
+    frames = traceback.extract_tb(error.__traceback__)
+    if not frames or _in_library(frames[-1].filename):
+        return False  # the error came from numpy or Python itself
+    return (frames[-1].line or "").startswith("raise")
+
+
+def _in_library(filename):
+    """Is ``filename`` Python's, an installed package's, or this module's (not a cell's)?"""
+    roots = {sys.prefix, sys.base_prefix, *sysconfig.get_paths().values()}
+    path = os.path.abspath(filename)
+    return path == os.path.abspath(__file__) or any(
+        path.startswith(os.path.join(os.path.abspath(root), "")) for root in roots if root
+    )
 
 
 def quietly(fn, *args, expect=()):
@@ -250,24 +288,58 @@ def _matches(given, known):
     return given.shape == known.shape and np.allclose(given, known, rtol=1e-9, atol=1e-12)
 
 
+class NotExpected(AssertionError):
+    """A stand-in was called with arguments its test does not give: the test's finding."""
+
+
+def _differences(given, known, names):
+    """How the arguments ``given`` differ from ``known``, argument by argument, in words.
+
+    names: the parameters' names (the answer's docstring's); a given argument
+    equal to another position's known one is named as swapped.
+    """
+    if len(given) != len(known):
+        return [f"{len(given)} arguments where it takes {len(known)}"]
+
+    def called(i):
+        return names[i] if i < len(names) else f"argument {i + 1}"
+
+    found = []
+    for i, (g, k) in enumerate(zip(given, known)):
+        if _matches(g, k):
+            continue
+        elsewhere = [j for j, other in enumerate(known) if j != i and _matches(g, other)]
+        if elsewhere:
+            found.append(f"{called(elsewhere[0])} where {called(i)} goes")
+        elif np.shape(g) != np.shape(k) and not isinstance(k, (list, tuple)):
+            found.append(f"a {np.shape(g)} {called(i)} where the test gives a {np.shape(k)} one")
+        else:
+            found.append(f"another {called(i)} than the one the test gives")
+    return found
+
+
 def stand_in(name, calls=(), unknown=""):
     """A stand-in for the student's function ``name`` that knows only the calls listed.
 
     calls: ``(args, result)`` pairs, the answers written out: a call with
     those arguments returns a copy of ``result``. Any other call fails with
-    ``unknown``, or a message that names the call. Visible tests use it with
-    :func:`served` to check one answer on a worked example without running
-    the student's other answers, and without giving any of them away.
+    :class:`NotExpected`: ``unknown``, or which argument differs from the
+    nearest known call, by value (a swapped pair named as such). Visible tests
+    use it with :func:`served` to check one answer on a worked example without
+    running the student's other answers, and without giving any of them away.
     """
 
     def answer(*args):
         for known, result in calls:
             if _matches(args, known):
                 return copy.deepcopy(result)
-        raise AssertionError(
-            unknown
-            or f"{name} was called with {_describe(args)}, which this test does not expect; "
-            f"it knows {' and '.join('(' + _describe(k) + ')' for k, _ in calls)}"
+        if unknown or not calls:
+            raise NotExpected(unknown or f"it called {name}, which this test does not serve")
+        names = PARAMETERS.get(name, ())
+        nearest = min((_differences(args, k, names) for k, _ in calls), key=len)
+        raise NotExpected(
+            f"it called {name} with {' and '.join(nearest)} "
+            f"(this test gives {name} {' or '.join('(' + _describe(k) + ')' for k, _ in calls)})"
         )
 
     answer.__name__ = name

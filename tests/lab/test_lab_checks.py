@@ -45,3 +45,68 @@ def test_a_larger_error_is_still_the_worst(lab_checks):
     assert _worst(lab_checks, got, expected) == "(2,)"
     got = np.array([0.3, np.nan, 0.3])
     assert _worst(lab_checks, got, expected) == "(1,)"
+
+
+X, W_Q, W_K = np.eye(3, 4), np.arange(12.0).reshape(4, 3), -np.arange(12.0).reshape(4, 3)
+
+
+def _refusal(lab_checks, *args):
+    given = lab_checks.stand_in("attention_weights", [((X, W_Q, W_K), np.eye(3))])
+    with pytest.raises(lab_checks.NotExpected) as refused:
+        given(*args)
+    return str(refused.value)
+
+
+def test_a_stand_in_names_the_argument_that_differs_by_value(lab_checks):
+    """Swapped arguments named as swapped; another shape and other values, by name?"""
+    assert "with W_k where W_q goes and W_q where W_k goes" in _refusal(lab_checks, X, W_K, W_Q)
+    assert "with a (4, 2) W_q where the test gives a (4, 3) one" in _refusal(
+        lab_checks, X, W_Q[:, :2], W_K
+    )
+    said = _refusal(lab_checks, X, W_Q + 1, W_K)
+    assert "with another W_q than the one the test gives (this test" in said  # W_q alone
+    assert "3 arguments where it takes" not in _refusal(lab_checks, X, W_Q, W_K + 0.5)
+    assert "2 arguments where it takes 3" in _refusal(lab_checks, X, W_Q)
+
+
+def _failure(lab_checks, fn, *args):
+    with pytest.raises(AssertionError) as failed:
+        lab_checks.quietly(fn, *args)
+    return str(failed.value)
+
+
+def test_an_answer_that_raises_is_not_said_to_crash(lab_checks):
+    """The student's own raise, a library's error, and a stand-in's refusal, each told apart?"""
+
+    def own(v):
+        raise ValueError("needs three")
+
+    def library(v):
+        return np.ones(2) @ np.ones(3)  # numpy's error
+
+    def refused(v):
+        return lab_checks.stand_in("blend", unknown="blend is not called here")(v)
+
+    assert "own on arguments (4,): your code raised ValueError: needs three" in _failure(
+        lab_checks, own, np.ones(4)
+    )
+    assert "your code crashed with ValueError" in _failure(lab_checks, library, np.ones(4))
+    said = _failure(lab_checks, refused, np.ones(4))
+    assert said == "refused on arguments (4,): blend is not called here"
+
+
+def test_the_graders_traceback_tells_a_raise_from_a_crash(lab_checks):
+    """An error from the grader's sandbox carries the student's frames as text: read alike?"""
+    raised = ValueError("needs three")
+    raised.student_traceback = [
+        "Traceback (most recent call last):\n",
+        '  Cell In[4], line 3, in own\n    raise ValueError("needs three")\n',
+        "ValueError: needs three\n",
+    ]
+    crashed = ValueError("shapes")
+    crashed.student_traceback = [
+        "Traceback (most recent call last):\n",
+        "  Cell In[4], line 2, in f\n    return a @ b\n",
+        "ValueError: shapes\n",
+    ]
+    assert lab_checks._own_raise(raised) and not lab_checks._own_raise(crashed)

@@ -205,3 +205,78 @@ def test_every_function_has_its_arguments_checked_unchanged(source_nb, release_n
         if not any(checked.search(region) for region in hidden):
             missing.append(f"{name}: no hidden check")
     assert missing == []
+
+
+def _visible_calls(source_nb, release_nb, monkeypatch):
+    """``{answer: [arguments of each call its own visible tests made]}``, from running the
+    notebook as a student who solved it would: the solutions, then the release's tests."""
+    import copy
+    import sys
+
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.setenv("NBGRADER_EXECUTION", "validate")  # the timing cell skips its loop
+    monkeypatch.syspath_prepend(str((lab.ROOT / lab.SOURCE).parent))
+    monkeypatch.delitem(sys.modules, "lab_checks", raising=False)
+    visible = {notebook.grade_id(c): c.source for c in release_nb.cells if notebook.is_test(c)}
+    calls: dict[str, list] = {}
+    testing: list[str | None] = [None]
+
+    def recorded(name, function):
+        def call(*args):
+            owner = testing[0] or ""
+            if owner == f"test_{name}" or owner.startswith(f"test_{name}_"):
+                calls.setdefault(name, []).append(copy.deepcopy(args))
+            return function(*args)
+
+        call.__name__ = name
+        return call
+
+    namespace: dict = {"__name__": "__main__"}
+    for cell in source_nb.cells:
+        if cell.cell_type != "code":
+            continue
+        grade_id = notebook.grade_id(cell)
+        if notebook.is_test(cell):
+            testing[0] = grade_id
+            exec(visible[grade_id], namespace)
+            testing[0] = None
+            continue
+        exec(notebook.strip_solution_markers(cell.source), namespace)
+        if notebook.is_answer(cell) and callable(namespace.get(grade_id)):
+            namespace[grade_id] = recorded(grade_id, namespace[grade_id])
+    return calls
+
+
+def _same_call(a, b):
+    import numpy as np
+
+    if isinstance(a, (list, tuple)):
+        return (
+            type(a) is type(b) and len(a) == len(b) and all(_same_call(x, y) for x, y in zip(a, b))
+        )
+    return np.shape(a) == np.shape(b) and np.array_equal(a, b)
+
+
+@pytest.mark.slow
+def test_visible_checks_call_twice_and_with_every_sequence_type(source_nb, release_nb, monkeypatch):
+    """Rules 4 and 5 (docs/course-authors.md), as a student's notebook runs the visible tests:
+    is each answer function called at least twice with different arguments, and is an
+    argument that is a sequence given both as a list and as a tuple?"""
+    calls = _visible_calls(source_nb, release_nb, monkeypatch)
+    functions = [
+        node.name
+        for cell in source_nb.cells
+        if notebook.is_answer(cell) and cell.cell_type == "code"
+        for node in ast.parse(notebook.strip_solution_markers(cell.source)).body
+        if isinstance(node, ast.FunctionDef)
+    ]
+    broken = []
+    for name in functions:
+        made = calls.get(name, [])
+        if not any(not _same_call(a, b) for a in made for b in made):
+            broken.append(f"{name}: not called twice with different arguments")
+        for position in range(max((len(args) for args in made), default=0)):
+            kinds = {type(args[position]) for args in made if position < len(args)}
+            if kinds & {list, tuple} and not {list, tuple} <= kinds:
+                broken.append(f"{name}: argument {position + 1} never given as a list and a tuple")
+    assert broken == []
