@@ -11,7 +11,7 @@ slow IRI checker, about 1.5 s.
 stay together when its fixtures outlive a test (the solution notebook's cells
 too), and the files sharing a costly session fixture share a worker. No test
 looks at more of the machine than what it started itself (a grading run's
-sandboxes are found by the run's pid: ``tests/processes.py``),
+sandboxes are found by the run's pid: ``tests/engine/processes.py``),
 so two workers never see each other's processes.
 """
 

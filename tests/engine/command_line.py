@@ -2,6 +2,7 @@
 
 import multiprocessing
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -62,3 +63,19 @@ def _command_line(argv: list[str], env: dict[str, str], cwd: str, out: str, err:
     from autograder.__main__ import main
 
     sys.exit(main(argv))  # multiprocessing flushes stdout and stderr and exits with it
+
+
+def interruptible(command: list[str], **popen: object) -> subprocess.Popen:
+    """Start ``command`` in its own session as a terminal starts it: Ctrl-C (SIGINT) live.
+
+    A command started in the background by a script (``make test &``, a CI
+    runner) inherits SIGINT ignored, and Python then never raises
+    KeyboardInterrupt; a test of what Ctrl-C does must not depend on how the
+    suite itself was started.
+    """
+    return subprocess.Popen(
+        command,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        **popen,  # type: ignore[arg-type]
+    )

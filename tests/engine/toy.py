@@ -79,6 +79,30 @@ DOUBLE = [
 ]  #: the smallest assignment: one answer, a visible test, a hidden one
 
 
+LESSON = [
+    nbformat.v4.new_markdown_cell("# Doubling and counting\n\nTwo small functions.", id="intro"),
+    DOUBLE[0],
+    DOUBLE[1],
+    DOUBLE[2],
+    cell(
+        "def count_words(text):\n    ### BEGIN SOLUTION\n    return len(text.split())\n"
+        "    ### END SOLUTION",
+        "count_words",
+        "answer",
+    ),
+    cell('assert count_words("one two three") == 3', "test_count_words", "test", 2),
+    cell("Why does doubling twice quadruple?", "why_double", "manual", 2),
+]  #: a class's assignment: two answers, three test cells (5 points) and a written answer (2)
+
+LESSON_POINTS = 5.0  #: what :data:`LESSON`'s tests give, the written answer aside
+
+SOLVED = {
+    "double": "def double(v):\n    return 2 * v",
+    "count_words": "def count_words(text):\n    return len(text.split())",
+    "why_double": "Each doubling multiplies by two, and two times two is four.",
+}  #: a student's right answers to :data:`LESSON`, by grade id
+
+
 def write_course(
     root: Path,
     assignment_id: str = "toy-1",
@@ -122,3 +146,28 @@ def grade_class(
         timeout=600,
     )  # fmt: skip
     return done, out
+
+
+def assignment(root: Path, notebook_name: str = "toy.ipynb", assignment_id: str = "toy-1") -> Any:
+    """The :class:`~autograder.pipeline.course.assignment.Assignment` of a new course at
+    ``root`` whose one notebook, ``notebook_name``, is :data:`DOUBLE`.
+
+    Its release is the source as is (no ``generate``): enough for what reads the
+    release's cells, not for grading.
+    """
+    from autograder.pipeline.course.assignment import find_assignment
+
+    write_course(root, assignment_id, {notebook_name: DOUBLE})
+    write_notebook(DOUBLE, root / "release" / assignment_id / notebook_name)
+    return find_assignment(root)
+
+
+def tree_hash(folder: Path, skip: tuple[str, ...] | set[str] = ()) -> dict[str, str]:
+    """``{relative path: sha256}`` of every file below ``folder``, but under a part in ``skip``."""
+    import hashlib
+
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(Path(folder).rglob("*"))
+        if p.is_file() and not any(part in skip for part in p.relative_to(folder).parts)
+    }

@@ -6,7 +6,6 @@ and graded once per test session (the ``graded_class`` fixture in conftest).
 A local socket listens for anything a submission sends.
 """
 
-import hashlib
 import socket
 import threading
 from pathlib import Path
@@ -16,6 +15,7 @@ import nbformat
 from autograder.pipeline import results
 from autograder.tools import corpus
 
+from ..engine.toy import tree_hash
 from . import hostile, lab
 
 CORPUS = corpus.load_corpus(lab.ROOT / lab.CORPUS)
@@ -54,15 +54,6 @@ def corpus_results(graded):
         messages = {t: row["messages"][t] for t in tests if t in row["messages"]}  # notebook order
         found[name] = StockResult(points, dict(tests), messages)
     return found
-
-
-def tree_hash(folder, skip=()):
-    """``{relative path: sha256}`` of every file below ``folder``."""
-    return {
-        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(Path(folder).rglob("*"))
-        if p.is_file() and not any(part in skip for part in p.relative_to(folder).parts)
-    }
 
 
 class Listener:

@@ -4,13 +4,11 @@ The engine in ``autograder/`` knows no lab; the tests of this lab do.
 """
 
 import shutil
-import signal
-import subprocess
 from pathlib import Path
 
 from autograder.pipeline.course.assignment import CONFIG_FILES, find_assignment
 
-from ..engine.command_line import Ran, run_command_line
+from ..engine.command_line import Ran, interruptible, run_command_line
 
 ROOT = Path(__file__).resolve().parents[2]  # this repository: the course the tests check
 
@@ -33,7 +31,7 @@ def _autograded_points() -> float:
 
 AUTOGRADED = _autograded_points()  # the points the tests give: all but the written answer
 
-__all__ = ["CONFIG_FILES", "ROOT"]
+__all__ = ["CONFIG_FILES", "ROOT", "interruptible"]
 
 
 def submission_path(student_id: str) -> Path:
@@ -58,22 +56,6 @@ def grade_command(
         "--jobs", str(jobs), *extra,
     ]  # fmt: skip
     return run_command_line(argv, timeout=900)
-
-
-def interruptible(command: list[str], **popen: object) -> subprocess.Popen:
-    """Start ``command`` in its own session as a terminal starts it: Ctrl-C (SIGINT) live.
-
-    A command started in the background by a script (``make test &``, a CI
-    runner) inherits SIGINT ignored, and Python then never raises
-    KeyboardInterrupt; a test of what Ctrl-C does must not depend on how the
-    suite itself was started.
-    """
-    return subprocess.Popen(
-        command,
-        start_new_session=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-        **popen,  # type: ignore[arg-type]
-    )
 
 
 def copy_course(template: Path, into: Path) -> Path:

@@ -6,6 +6,7 @@ import re
 import pytest
 
 from autograder.pipeline.course import notebook
+from autograder.pipeline.grading import execute
 from autograder.tools import points_table
 from autograder.tools.golden import RELEASE_KEY, SOURCE_KEY
 
@@ -280,3 +281,19 @@ def test_visible_checks_call_twice_and_with_every_sequence_type(source_nb, relea
             if kinds & {list, tuple} and not {list, tuple} <= kinds:
                 broken.append(f"{name}: argument {position + 1} never given as a list and a tuple")
     assert broken == []
+
+
+def test_names_the_students_code_may_supply(source_nb):
+    """May tests take answers and lab data from the student, but never an instructor's name?"""
+    allowed = execute.student_names(source_nb)
+    assert {
+        "attention_weights",
+        "multi_head",
+        "world_a",
+        "wrong_shape",
+        "x",
+        "lab_heads",
+    } <= allowed
+    for instructor in ("_reference_weights", "_diagnose_weights", "check_close", "quietly", "np"):
+        assert instructor not in allowed
+    assert "answers" not in allowed  # bound by a test cell too: it must come from the test

@@ -12,7 +12,7 @@ second any number of workers can grade.
 cell of one executed notebook. :class:`Rows` runs in the main process, in the
 caller's transaction (the run commits students in batches). The rows it
 wrote come back as :class:`Written`, from which the student's outcome is built
-without reading the gradebook again. ``tests/lab/pipeline/test_rows.py``
+without reading the gradebook again. ``tests/engine/test_rows.py``
 compares what it writes with nbgrader's own API, row by row.
 """
 

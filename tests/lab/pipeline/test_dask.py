@@ -19,7 +19,7 @@ import pytest
 
 from autograder.pipeline import results
 
-from ... import processes
+from ...engine import processes
 from .. import hostile, lab
 from ..classes import CELL_TIMEOUT, CORPUS_IDS
 

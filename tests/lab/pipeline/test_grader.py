@@ -21,7 +21,7 @@ from autograder.pipeline.course import dependencies, notebook
 from autograder.sandbox import Limits
 from autograder.sandbox.launcher import PROCESS_SLACK
 
-from ... import processes
+from ...engine import processes
 from .. import hostile, lab
 from ..classes import CORPUS, CORPUS_IDS, corpus_results
 

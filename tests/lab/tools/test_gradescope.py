@@ -27,7 +27,7 @@ from autograder.pipeline.course import notebook
 from autograder.sandbox.clean_up import STUDENTS_FOLDER
 from autograder.tools import gradescope
 
-from ... import processes
+from ...engine import processes
 from .. import lab
 
 pytestmark = pytest.mark.slow

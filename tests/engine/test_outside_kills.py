@@ -7,6 +7,7 @@ caused, grades the notebook again at once, and where it still cannot, writes
 """
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,9 +18,11 @@ from pathlib import Path
 import pytest
 
 from autograder.pipeline import results
+from autograder.pipeline.course import notebook
 from autograder.sandbox.launcher import ZYGOTE
 
-from .. import lab
+from . import toy
+from .command_line import run_command_line
 
 pytestmark = pytest.mark.slow
 
@@ -92,16 +95,51 @@ def _rows(out: Path) -> dict[str, dict]:
     return {row.pop("student_id"): row for row in rows}
 
 
+SLOW = "import time\n\ntime.sleep(0.5)  # long enough to be killed in\n"
+
+#: the class: {student: answers}, each slow enough for several kills in a run
+CLASS = {
+    f"s{number}": {
+        **toy.SOLVED,
+        "double": SLOW + ("def double(v):\n    return 2 * v" if number % 3 else "double = abs"),
+        **({"count_words": "def count_words(text):\n    return 0"} if number % 4 == 1 else {}),
+    }
+    for number in range(8)
+}
+
+
+def _grade(subs: Path, course_dir: Path, out: Path):
+    argv = ["grade", str(subs), "--course", str(course_dir), "--out", str(out), "--jobs", "2"]
+    return run_command_line(argv, timeout=600)
+
+
 @pytest.fixture(scope="module")
-def undisturbed(graded_samples):
-    """The sample class's rows, by sample name, graded with nothing in the way."""
-    by_id = _rows(graded_samples["out"])
-    return {name: by_id[student_id] for name, student_id in graded_samples["ids"].items()}
+def toy_class(lesson_release, tmp_path_factory) -> Path:
+    """The class's submissions, as nbgrader's layout keeps them."""
+    subs = tmp_path_factory.mktemp("outside") / "subs"
+    for student, answers in CLASS.items():
+        notebook.write(
+            notebook.fill(lesson_release, answers), subs / student / "toy-1" / "toy.ipynb"
+        )
+    return subs
 
 
-def _start(course_dir: Path, out: Path) -> subprocess.Popen:
+@pytest.fixture(scope="module")
+def undisturbed(toy_class, lesson_template, tmp_path_factory):
+    """The class's rows, graded with nothing in the way."""
+    base = tmp_path_factory.mktemp("undisturbed")
+    course = shutil.copytree(lesson_template, base / "course")
+    done = _grade(toy_class, course, base / "out")
+    assert done.returncode == 0, done.stderr
+    rows = _rows(base / "out")
+    assert {row["status"] for row in rows.values()} == {"ok"} and len(rows) == len(CLASS)
+    assert len({row["score"] for row in rows.values()}) == 3  # right, one wrong, both wrong
+    return rows
+
+
+def _start(subs: Path, course_dir: Path, out: Path) -> subprocess.Popen:
     command = [
-        sys.executable, "-m", "autograder", "grade", str(lab.ROOT / lab.SAMPLE_CLASS),
+        sys.executable, "-m", "autograder", "grade", str(subs),
         "--course", str(course_dir), "--out", str(out), "--jobs", "2",
     ]  # fmt: skip
     return subprocess.Popen(
@@ -109,10 +147,10 @@ def _start(course_dir: Path, out: Path) -> subprocess.Popen:
     )
 
 
-def test_outside_kills_never_become_grades(undisturbed, course_template, tmp_path):
+def test_outside_kills_never_become_grades(undisturbed, toy_class, lesson_template, tmp_path):
     """Killed from outside at several moments, then rerun once: every grade as undisturbed?"""
-    busy, out = lab.copy_course(course_template, tmp_path / "busy"), tmp_path / "out"
-    grader = _start(busy, out)
+    busy, out = shutil.copytree(lesson_template, tmp_path / "busy"), tmp_path / "out"
+    grader = _start(toy_class, busy, out)
     killer = Killer(grader.pid, times=8, every=0.3)
     killer.start()
     _, stderr = grader.communicate(timeout=600)
@@ -126,17 +164,17 @@ def test_outside_kills_never_become_grades(undisturbed, course_template, tmp_pat
         if row["status"] == "ok":
             assert row == undisturbed[student], student
 
-    again = lab.grade_command(lab.ROOT / lab.SAMPLE_CLASS, busy, out)
+    again = _grade(toy_class, busy, out)
     assert again.returncode == 0, again.stderr
     assert _rows(out) == undisturbed
 
 
 def test_a_grader_killed_outright_changes_nothing_after_a_rerun(
-    undisturbed, course_template, tmp_path
+    undisturbed, toy_class, lesson_template, tmp_path
 ):
     """kill -9 of the whole grader mid-run, its students with it: one rerun, as undisturbed?"""
-    busy, out = lab.copy_course(course_template, tmp_path / "busy"), tmp_path / "out"
-    grader = _start(busy, out)
+    busy, out = shutil.copytree(lesson_template, tmp_path / "busy"), tmp_path / "out"
+    grader = _start(toy_class, busy, out)
     deadline = time.monotonic() + 300
     # A page is written as each student arrives; the gradebook commits them in batches.
     while not list((out / "feedback").glob("*.html")) and time.monotonic() < deadline:
@@ -146,7 +184,7 @@ def test_a_grader_killed_outright_changes_nothing_after_a_rerun(
     assert not (out / "grades.csv").exists(), "the run ended before the kill: nothing was tested"
     left = out / ".scratch"  # the killed run's copy of the gradebook, with nothing to remove it
     assert (left / "gradebook.db").is_file()
-    again = lab.grade_command(lab.ROOT / lab.SAMPLE_CLASS, busy, out)
+    again = _grade(toy_class, busy, out)
     assert again.returncode == 0, again.stderr
     assert _rows(out) == undisturbed
     assert not left.exists(), "the rerun kept the killed run's scratch folder"

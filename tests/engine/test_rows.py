@@ -8,6 +8,7 @@ both gradebooks is compared (ids aside), then what ``nbgrader export`` reads.
 """
 
 import copy
+import shutil
 import sqlite3
 import warnings
 from datetime import datetime
@@ -23,12 +24,10 @@ from autograder.pipeline.course.assignment import find_assignment
 from autograder.pipeline.errors import Status
 from autograder.pipeline.results import Graded, Recorder, rows
 
-from .. import lab
-
 pytestmark = pytest.mark.slow  # two courses, recorded twice through nbgrader's own API
 
 DUE = "2026-11-10 00:00:00"
-NAME = lab.NOTEBOOK
+NAME = "toy.ipynb"  #: the toy course's notebook (tests/engine/conftest.py)
 
 
 def _failing(nb, test_id):
@@ -41,20 +40,20 @@ def _failing(nb, test_id):
 
 
 @pytest.fixture(scope="module")
-def class_(solution_nb, release_nb):
+def class_(lesson_solved, lesson_release):
     """``[(student, handed in, notebook or None)]``: solved, late, stubs only, unreadable."""
-    wrong = _failing(solution_nb, "test_concat_heads")
+    wrong = _failing(lesson_solved, "test_count_words")
     return [
-        ("ada", datetime(2026, 11, 2, 12), solution_nb),
+        ("ada", datetime(2026, 11, 2, 12), lesson_solved),
         ("ben", datetime(2026, 11, 20, 12), wrong),  # late
-        ("cy", None, release_nb),  # every answer left as released: "No response."
+        ("cy", None, lesson_release),  # every answer left as released: "No response."
         ("dee", datetime(2026, 11, 3), None),  # nothing readable: every grade 0
     ]
 
 
 def _course(template, into):
-    course_dir = lab.copy_course(template, into)
-    with open(course_dir / "course_config.py", "a") as handle:
+    course_dir = shutil.copytree(template, into)
+    with open(course_dir / "nbgrader_config.py", "a") as handle:
         handle.write('\nc.LateSubmissionPlugin.penalty_method = "zero"\n')
     assignment = find_assignment(course_dir)
     url = f"sqlite:///{course_dir / 'gradebook.db'}"
@@ -136,17 +135,17 @@ def _exported(url, assignment):
 def _grade_by_hand(url, assignment):
     """What a TA does in formgrader: a grade over a test, a comment on an answer."""
     with Gradebook(url) as gb:
-        over = gb.find_grade("test_concat_heads", notebook_stem(), assignment.id, "ben")
+        over = gb.find_grade("test_count_words", notebook_stem(), assignment.id, "ben")
         over.manual_score = 1.0
-        remark = gb.find_comment("concat_heads", notebook_stem(), assignment.id, "ada")
-        remark.manual_comment = "One call to np.concatenate: neat."
+        remark = gb.find_comment("count_words", notebook_stem(), assignment.id, "ada")
+        remark.manual_comment = "One call to split: neat."
         gb.db.commit()
 
 
-def test_the_grader_writes_what_nbgrader_writes(course_template, class_, tmp_path, solution_nb):
+def test_the_grader_writes_what_nbgrader_writes(lesson_template, class_, tmp_path, lesson_solved):
     """New students, then the same students graded again after a TA's grading: same rows?"""
-    theirs, url_theirs = _course(course_template, tmp_path / "nbgrader")
-    ours, url_ours = _course(course_template, tmp_path / "grader")
+    theirs, url_theirs = _course(lesson_template, tmp_path / "nbgrader")
+    ours, url_ours = _course(lesson_template, tmp_path / "grader")
     _by_nbgrader(theirs, url_theirs, class_)
     held = _by_the_grader(ours, url_ours, class_, tmp_path)
     assert _rows(url_ours) == _rows(url_theirs)
@@ -161,7 +160,7 @@ def test_the_grader_writes_what_nbgrader_writes(course_template, class_, tmp_pat
 
     _grade_by_hand(url_theirs, theirs)
     _grade_by_hand(url_ours, ours)
-    worse = _failing(solution_nb, "test_head")
+    worse = _failing(lesson_solved, "test_double")
     again = [(s, t, worse if s == "ada" else nb) for s, t, nb in class_]
     _by_nbgrader(theirs, url_theirs, again)
     held = _by_the_grader(ours, url_ours, again, tmp_path)
@@ -170,12 +169,12 @@ def test_the_grader_writes_what_nbgrader_writes(course_template, class_, tmp_pat
     assert set(held.values()) == {None}, "students graded before are read back"
 
 
-def test_a_cell_the_gradebook_lacks_writes_nothing(course_template, tmp_path, solution_nb):
+def test_a_cell_the_gradebook_lacks_writes_nothing(lesson_template, tmp_path, lesson_solved):
     """A graded cell the assignment does not have: refused before any row is written?"""
-    assignment, url = _course(course_template, tmp_path / "course")
+    assignment, url = _course(lesson_template, tmp_path / "course")
     before = _rows(url)
     recorder = Recorder(assignment, url, tmp_path / "out", tmp_path / "autograded")
-    graded = Graded("eve", "x", Status.OK, "", {}, {}, {NAME: solution_nb})
+    graded = Graded("eve", "x", Status.OK, "", {}, {}, {NAME: lesson_solved})
     graded.auto_grades = {NAME: rows.AutoGrades(scores={"test_nowhere": 1.0})}
     with pytest.raises(KeyError, match="test_nowhere"):
         recorder.save(graded)

@@ -20,26 +20,38 @@ from nbgrader.api import Gradebook
 from autograder.pipeline import results
 from autograder.pipeline.course import notebook
 from autograder.pipeline.course.assignment import tool_environment
-from autograder.tools.nbgrader_cli import run_nbgrader, scratch_course
+from autograder.tools.nbgrader_cli import run_nbgrader
 
-from ...engine.command_line import run_command_line
-from .. import lab
-from ..classes import tree_hash
+from . import toy
+from .command_line import run_command_line
+
+ID, NOTEBOOK = "toy-1", "toy.ipynb"  #: the toy course's assignment (tests/engine/conftest.py)
+
+
+def submission(student: str) -> Path:
+    """Where a student's notebook goes below a submissions folder."""
+    return Path(student) / ID / NOTEBOOK
+
+
+def grade_class(submissions: Path, course_dir: Path, out: Path, *extra: str):
+    """``python -m autograder grade`` on one worker, as a TA types it."""
+    argv = ["grade", str(submissions), "--course", str(course_dir), "--out", str(out),
+            "--jobs", "1", *extra]  # fmt: skip
+    return run_command_line(argv, timeout=900)
+
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def small_class(new_course, tmp_path, release_nb, solution_nb):
+def small_class(lesson_course, tmp_path, lesson_solved):
     """A new course and two students: one solved, one with a wrong count."""
-    course_dir = new_course
+    course_dir = lesson_course
     subs = tmp_path / "subs"
-    solved = notebook.fill(release_nb, notebook.answers(solution_nb))
-    wrong = notebook.fill(
-        solved, {"count_params": "def count_params(d_model, n_heads, d_head=None):\n    return 0"}
-    )
+    solved = lesson_solved
+    wrong = notebook.fill(solved, {"count_words": "def count_words(text):\n    return 0"})
     for student, nb in (("ada", solved), ("ben", wrong)):
-        path = subs / lab.submission_path(student)
+        path = subs / submission(student)
         path.parent.mkdir(parents=True)
         path.write_text(nbformat.writes(nb))
     return course_dir, subs, tmp_path
@@ -47,7 +59,7 @@ def small_class(new_course, tmp_path, release_nb, solution_nb):
 
 def gradebook_scores(course_dir):
     with Gradebook(f"sqlite:///{course_dir / 'gradebook.db'}") as gb:
-        return {s.student_id: s.score for s in gb.assignment_submissions(lab.ASSIGNMENT.id)}
+        return {s.student_id: s.score for s in gb.assignment_submissions(ID)}
 
 
 def csv_scores(out):
@@ -57,14 +69,14 @@ def csv_scores(out):
 def test_trial_run_then_default_run_agree(small_class):
     """After a trial with other limits elsewhere, does the default run regrade and agree?"""
     course_dir, subs, base = small_class
-    first = lab.grade_command(subs, course_dir, base / "grades")
+    first = grade_class(subs, course_dir, base / "grades")
     assert first.returncode == 0, first.stderr
-    trial = lab.grade_command(subs, course_dir, base / "scratch", "--wall", "1")
+    trial = grade_class(subs, course_dir, base / "scratch", "--wall", "1")
     assert trial.returncode == 0, trial.stderr
-    again = lab.grade_command(subs, course_dir, base / "grades")
+    again = grade_class(subs, course_dir, base / "grades")
     assert "2 to grade" in again.stderr  # the gradebook holds the trial's grading now
     assert gradebook_scores(course_dir) == csv_scores(base / "grades")
-    same = lab.grade_command(subs, course_dir, base / "grades")
+    same = grade_class(subs, course_dir, base / "grades")
     assert "0 to grade, 2 unchanged" in same.stderr
     assert gradebook_scores(course_dir) == csv_scores(base / "grades")
 
@@ -82,7 +94,7 @@ PLANT_THEN_GRADE = (
 def test_dry_run_leaves_the_course_alone(small_class):
     """Does --dry-run grade into its folder only, the course untouched, students' leftovers gone?"""
     course_dir, subs, base = small_class
-    before = tree_hash(course_dir)
+    before = toy.tree_hash(course_dir)
     left = Path("/tmp") / f"left-by-a-student-{base.name}"
     done = subprocess.run(
         [sys.executable, "-c", PLANT_THEN_GRADE, str(left), "grade", str(subs), "--course",
@@ -92,9 +104,9 @@ def test_dry_run_leaves_the_course_alone(small_class):
     assert done.returncode == 0, done.stderr
     if os.geteuid() == 0:  # a dry run too removes what the run's students left, and says so
         assert not left.exists() and "1 file(s) or folder(s)" in done.stderr, done.stderr
-    assert tree_hash(course_dir, skip={".grading.lock"}) == before  # the gradebook too
+    assert toy.tree_hash(course_dir, skip={".grading.lock"}) == before  # the gradebook too
     assert not (course_dir / "autograded").exists()
-    assert (base / "dry" / "autograded" / lab.submission_path("ada")).exists()
+    assert (base / "dry" / "autograded" / submission("ada")).exists()
     assert (base / "dry" / "feedback" / "ben.html").exists()
     scores = csv_scores(base / "dry")
     assert scores["ada"] > scores["ben"]
@@ -103,35 +115,36 @@ def test_dry_run_leaves_the_course_alone(small_class):
 def test_the_output_folder_holds_one_class(small_class):
     """Graded into a folder that held another class, are the other class's pages gone?"""
     course_dir, subs, base = small_class
-    assert lab.grade_command(subs, course_dir, base / "out", "--dry-run").returncode == 0
+    assert grade_class(subs, course_dir, base / "out", "--dry-run").returncode == 0
     other = base / "other"
     (other / "cy").mkdir(parents=True)
-    shutil.copytree(subs / "ada" / lab.ASSIGNMENT.id, other / "cy" / lab.ASSIGNMENT.id)
-    work = other / "cy" / lab.ASSIGNMENT.id  # cy hands in Jupyter's duplicate, renamed
-    (work / lab.NOTEBOOK).rename(work / "multi_head-Copy1.ipynb")
-    assert lab.grade_command(other, course_dir, base / "out", "--dry-run").returncode == 0
+    shutil.copytree(subs / "ada" / ID, other / "cy" / ID)
+    work = other / "cy" / ID  # cy hands in Jupyter's duplicate, renamed
+    (work / NOTEBOOK).rename(work / "toy-Copy1.ipynb")
+    assert grade_class(other, course_dir, base / "out", "--dry-run").returncode == 0
     assert sorted(p.name for p in (base / "out" / "feedback").iterdir()) == ["cy.html"]
     assert sorted(p.name for p in (base / "out" / "autograded").iterdir()) == ["cy"]
-    assert csv_scores(base / "out") == {"cy": lab.AUTOGRADED}  # graded on the renamed notebook
+    assert csv_scores(base / "out") == {"cy": toy.LESSON_POINTS}  # graded on the renamed notebook
     page = html.unescape((base / "out" / "feedback" / "cy.html").read_text())
-    note = "Note: Graded multi_head-Copy1.ipynb as multi_head.ipynb: keep the notebook's name"
+    note = "Note: Graded toy-Copy1.ipynb as toy.ipynb: keep the notebook's name"
     assert note in page
 
 
 RACES = 2  # how many times the two runs race; raise it to hunt a flaky lock
 
 
-def test_two_runs_at_once_take_turns(tmp_path, release_nb, solution_nb):
+def test_two_runs_at_once_take_turns(lesson_template, tmp_path, lesson_solved):
     """Started at the same moment on a new course, do two runs never crash or write wrongly?
 
     A course never graded: both runs race to build its gradebook.
     """
     for attempt in range(RACES):
-        course_dir = scratch_course(lab.ROOT, tmp_path / f"c{attempt}", True)
+        course_dir = shutil.copytree(lesson_template, tmp_path / f"c{attempt}")
+        (course_dir / "gradebook.db").unlink()
         base = tmp_path / f"r{attempt}"
         subs = base / "subs"
-        solved = notebook.fill(release_nb, notebook.answers(solution_nb))
-        path = subs / lab.submission_path("ada")
+        solved = lesson_solved
+        path = subs / submission("ada")
         path.parent.mkdir(parents=True)
         path.write_text(nbformat.writes(solved))
         command = [sys.executable, "-m", "autograder", "grade", str(subs), "--course",
@@ -144,41 +157,41 @@ def test_two_runs_at_once_take_turns(tmp_path, release_nb, solution_nb):
         assert [run.returncode for run in runs] == [0, 0], errors
         assert not any("Traceback" in e for e in errors)
         for name in ("one", "two"):
-            assert csv_scores(base / name)["ada"] == lab.AUTOGRADED
-        assert gradebook_scores(course_dir)["ada"] == lab.AUTOGRADED
+            assert csv_scores(base / name)["ada"] == toy.LESSON_POINTS
+        assert gradebook_scores(course_dir)["ada"] == toy.LESSON_POINTS
 
 
 def test_a_tas_grade_reaches_the_csv_and_the_page(small_class):
     """After a TA grades the written answer, does a rerun show it (and the rest still wait)?"""
     course_dir, subs, base = small_class
     out = base / "grades"
-    assert lab.grade_command(subs, course_dir, out).returncode == 0
+    assert grade_class(subs, course_dir, out).returncode == 0
     page = (out / "feedback" / "ada.html").read_text()
     assert '<span class="state-ta">awaiting a TA</span>' in page  # in the summary
     assert "awaiting a TA (2.0 points)" in html.unescape(page)  # on the answer's cell
-    assert not re.search(r"why_not_average.{0,300}0(\.0)? / 2", page, re.DOTALL)
+    assert not re.search(r"why_double.{0,300}0(\.0)? / 2", page, re.DOTALL)
     assert (
-        csv_scores(out)["ada"] == lab.AUTOGRADED
-        and results.read_csv(out / "grades.csv")[0]["why_not_average"] == ""
+        csv_scores(out)["ada"] == toy.LESSON_POINTS
+        and results.read_csv(out / "grades.csv")[0]["why_double"] == ""
     )
     with Gradebook(f"sqlite:///{course_dir / 'gradebook.db'}") as gb:  # as formgrader does
-        grade = gb.find_grade("why_not_average", "multi_head", lab.ASSIGNMENT.id, "ada")
+        grade = gb.find_grade("why_double", "toy", ID, "ada")
         grade.manual_score = 1.5
-        comment = gb.find_comment("why_not_average", "multi_head", lab.ASSIGNMENT.id, "ada")
-        comment.manual_comment = "Good, but say why the average forgets who said what."
+        comment = gb.find_comment("why_double", "toy", ID, "ada")
+        comment.manual_comment = "Good, but say why two doublings are four."
         gb.db.commit()
-    again = lab.grade_command(subs, course_dir, out)
+    again = grade_class(subs, course_dir, out)
     assert "0 to grade, 2 unchanged" in again.stderr
     rows = {r["student_id"]: r for r in results.read_csv(out / "grades.csv")}
     assert (
-        rows["ada"]["why_not_average"] == "1.5"
-        and float(rows["ada"]["score"]) == lab.AUTOGRADED + 1.5
+        rows["ada"]["why_double"] == "1.5"
+        and float(rows["ada"]["score"]) == toy.LESSON_POINTS + 1.5
     )
     page = (out / "feedback" / "ada.html").read_text()
-    assert "forgets who said what" in page and "awaiting a TA" not in page
+    assert "two doublings are four" in page and "awaiting a TA" not in page
     assert "graded by a TA" in page and re.search(r"1\.5 / 2", page)
     assert "awaiting a TA" in (out / "feedback" / "ben.html").read_text()
-    assert gradebook_scores(course_dir)["ada"] == lab.AUTOGRADED + 1.5
+    assert gradebook_scores(course_dir)["ada"] == toy.LESSON_POINTS + 1.5
 
 
 def _nbgrader_export(course_dir):
@@ -240,35 +253,35 @@ def test_what_a_ta_does_reaches_every_output(small_class):
     is the one ``nbgrader export`` computes from the same gradebook.
     """
     course_dir, subs, base = small_class
-    with open(course_dir / "course_config.py", "a") as handle:
+    with open(course_dir / "nbgrader_config.py", "a") as handle:
         handle.write('\nc.LateSubmissionPlugin.penalty_method = "zero"\n')
     for student, day in (("ada", "2026-11-02"), ("ben", "2026-11-20")):
-        stamp = subs / student / lab.ASSIGNMENT.id / "timestamp.txt"
+        stamp = subs / student / ID / "timestamp.txt"
         stamp.write_text(f"{day} 12:00:00.000000")
     out = base / "grades"
-    first = lab.grade_command(subs, course_dir, out)
+    first = grade_class(subs, course_dir, out)
     assert first.returncode == 0, first.stderr
     before = {r["student_id"]: r for r in results.read_csv(out / "grades.csv")}
-    assert before["ben"]["test_count_params"] == "0" and before["ben"]["late_penalty"] == "0"
+    assert before["ben"]["test_count_words"] == "0" and before["ben"]["late_penalty"] == "0"
     with Gradebook(f"sqlite:///{course_dir / 'gradebook.db'}") as gb:  # as formgrader does
-        override = gb.find_grade("test_count_params", "multi_head", lab.ASSIGNMENT.id, "ben")
+        override = gb.find_grade("test_count_words", "toy", ID, "ben")
         full = float(override.max_score)
         override.manual_score = full
-        remark = gb.find_comment("concat_heads", "multi_head", lab.ASSIGNMENT.id, "ada")
-        remark.manual_comment = "Neat: one call to np.concatenate."
-        gb.update_or_create_assignment(lab.ASSIGNMENT.id, duedate="2026-11-10 00:00:00")
+        remark = gb.find_comment("double", "toy", ID, "ada")
+        remark.manual_comment = "Neat: one multiplication."
+        gb.update_or_create_assignment(ID, duedate="2026-11-10 00:00:00")
         gb.db.commit()
-    again = lab.grade_command(subs, course_dir, out)
+    again = grade_class(subs, course_dir, out)
     assert again.returncode == 0 and "0 to grade, 2 unchanged" in again.stderr
     rows = {r["student_id"]: r for r in results.read_csv(out / "grades.csv")}
     # ben handed in late: penalty "zero" takes everything, raw_score keeps what he earned
     ben, ada = rows["ben"], rows["ada"]
-    assert float(ben["test_count_params"]) == full
+    assert float(ben["test_count_words"]) == full
     assert float(ben["raw_score"]) == float(before["ben"]["score"]) + full
     assert float(ben["late_penalty"]) == float(ben["raw_score"]) and float(ben["score"]) == 0
     assert (
         float(ada["late_penalty"]) == 0
-        and float(ada["score"]) == float(ada["raw_score"]) == lab.AUTOGRADED
+        and float(ada["score"]) == float(ada["raw_score"]) == toy.LESSON_POINTS
     )
     exported = _nbgrader_export(course_dir)
     for student, row in rows.items():
@@ -276,13 +289,22 @@ def test_what_a_ta_does_reaches_every_output(small_class):
         assert ours == exported[student], student
     assert _to_lms(course_dir, base) == {s: exported[s][2] for s in exported}
     ben_page = html.unescape((out / "feedback" / "ben.html").read_text())
-    assert "Score: <b>0.0 / 45.0</b>" in ben_page
+    assert "Score: <b>0.0 / 7.0</b>" in ben_page
     assert f"late submission penalty of {float(ben['raw_score'])}" in ben_page
     assert "late: " in again.stdout and "less a penalty of" in again.stdout
     ada_page = html.unescape((out / "feedback" / "ada.html").read_text())
     summary = ada_page.split('id="summary"', 1)[1].split("</section>", 1)[0]
-    assert "Neat: one call to np.concatenate." in summary  # in the summary...
-    assert ada_page.count("Neat: one call to np.concatenate.") == 2  # ...and on its cell
+    assert "Neat: one multiplication." in summary  # in the summary...
+    assert ada_page.count("Neat: one multiplication.") == 2  # ...and on its cell
+
+
+HIDE_HIDDEN_TESTS = """
+c.GenerateFeedback.preprocessors = [
+    "nbgrader.preprocessors.GetGrades",
+    "nbgrader.preprocessors.ClearHiddenTests",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+]
+"""  #: a course's feedback without the hidden tests' code (nbgrader's default shows it)
 
 
 def test_feedback_goes_back_through_nbgrader(small_class):
@@ -294,17 +316,19 @@ def test_feedback_goes_back_through_nbgrader(small_class):
     files beside them); stock ``generate_feedback`` still works when asked for.
     """
     course_dir, subs, base = small_class
+    with open(course_dir / "nbgrader_config.py", "a") as handle:  # pages show no hidden test
+        handle.write(HIDE_HIDDEN_TESTS)
     for student in ("ada", "ben"):
-        folder = course_dir / "submitted" / student / lab.ASSIGNMENT.id
+        folder = course_dir / "submitted" / student / ID
         folder.mkdir(parents=True)
-        shutil.copy(subs / lab.submission_path(student), folder / lab.NOTEBOOK)
+        shutil.copy(subs / submission(student), folder / NOTEBOOK)
         (folder / "timestamp.txt").write_text("2026-11-30 10:00:00.000000 UTC")
         (folder / "submission_secret.txt").write_text(f"secret-of-{student}")
-    done = lab.grade_command(course_dir / "submitted", course_dir, base / "grades")
+    done = grade_class(course_dir / "submitted", course_dir, base / "grades")
     assert done.returncode == 0, done.stderr
     for student in ("ada", "ben"):
-        graded = course_dir / "autograded" / student / lab.ASSIGNMENT.id
-        handed_in = course_dir / "submitted" / student / lab.ASSIGNMENT.id
+        graded = course_dir / "autograded" / student / ID
+        handed_in = course_dir / "submitted" / student / ID
         stamp = (graded / "timestamp.txt").read_text()
         assert stamp == (handed_in / "timestamp.txt").read_text()
         assert stamp.startswith("2026-11-30 10:00:00")
@@ -315,7 +339,7 @@ def test_feedback_goes_back_through_nbgrader(small_class):
     def nbgrader(command: str, *extra: str) -> list[str]:
         """Run ``nbgrader COMMAND`` on the course; the text of each page in the exchange."""
         ran = subprocess.run(
-            [sys.executable, "-m", "nbgrader", command, lab.ASSIGNMENT.id,
+            [sys.executable, "-m", "nbgrader", command, ID,
              f"--Exchange.root={exchange}", *extra],
             cwd=course_dir, capture_output=True, text=True, env=tool_environment(), timeout=300,
         )  # fmt: skip
@@ -332,7 +356,7 @@ def test_feedback_goes_back_through_nbgrader(small_class):
     assert all('class="grade-summary' in text for text in nbgrader("release_feedback"))
     nbgrader("generate_feedback", "--force")
     assert not any('class="grade-summary' in text for text in nbgrader("release_feedback"))
-    again = lab.grade_command(course_dir / "submitted", course_dir, base / "grades")
+    again = grade_class(course_dir / "submitted", course_dir, base / "grades")
     assert again.returncode == 0, again.stderr
     assert all('class="grade-summary' in text for text in nbgrader("release_feedback"))
 
@@ -347,21 +371,21 @@ def test_a_rubric_change_regrades_and_every_output_agrees(small_class):
     """
     course_dir, subs, base = small_class
     out = base / "grades"
-    first = lab.grade_command(subs, course_dir, out)
+    first = grade_class(subs, course_dir, out)
     assert first.returncode == 0, first.stderr
-    source = course_dir / lab.SOURCE
+    source = course_dir / "source" / ID / NOTEBOOK
     nb = notebook.read(source)
-    changed = next(c for c in nb.cells if notebook.grade_id(c) == "test_blend_values")
+    changed = next(c for c in nb.cells if notebook.grade_id(c) == "test_double_negative")
     changed.metadata.nbgrader["points"] += 1
     notebook.write(nb, source)
-    run_nbgrader(course_dir, "generate_assignment", lab.ASSIGNMENT.id, "--force")
-    again = lab.grade_command(subs, course_dir, out)
+    run_nbgrader(course_dir, "generate_assignment", ID, "--force")
+    again = grade_class(subs, course_dir, out)
     assert again.returncode == 0 and "2 to grade, 0 unchanged" in again.stderr, again.stderr
     rows = {r["student_id"]: r for r in results.read_csv(out / "grades.csv")}
-    total = lab.AUTOGRADED + 2 + 1  # the written answer's 2, and the new point
+    total = toy.LESSON_POINTS + 2 + 1  # the written answer's 2, and the new point
     for row in rows.values():
         assert (row["status"], float(row["max_score"])) == ("ok", total), row
-        assert float(row["test_blend_values"]) == 2, row
+        assert float(row["test_double_negative"]) == 3, row
     exported = _nbgrader_export(course_dir)
     for student, row in rows.items():
         ours = tuple(float(row[k]) for k in ("raw_score", "late_penalty", "score"))
@@ -376,15 +400,15 @@ def test_one_student_regraded_leaves_the_class_as_it_was(small_class):
     """grade --student: only that student graded (from a folder of theirs alone, or --force)?"""
     course_dir, subs, base = small_class
     out = base / "grades"
-    first = lab.grade_command(subs, course_dir, out)
+    first = grade_class(subs, course_dir, out)
     assert first.returncode == 0, first.stderr
     before = {r["student_id"]: r for r in results.read_csv(out / "grades.csv")}
     ada_page = (out / "feedback" / "ada.html").read_bytes()
     # ben's corrected notebook, mailed in after an accepted appeal: a folder of his alone
     mailed = base / "mailed"
-    (mailed / "ben" / lab.ASSIGNMENT.id).mkdir(parents=True)
-    shutil.copy(subs / lab.submission_path("ada"), mailed / lab.submission_path("ben"))
-    again = lab.grade_command(mailed, course_dir, out, "--student", "ben")
+    (mailed / "ben" / ID).mkdir(parents=True)
+    shutil.copy(subs / submission("ada"), mailed / submission("ben"))
+    again = grade_class(mailed, course_dir, out, "--student", "ben")
     assert again.returncode == 0 and "1 submission(s): 1 to grade" in again.stderr, again.stderr
     rows = {r["student_id"]: r for r in results.read_csv(out / "grades.csv")}
     assert rows["ada"] == before["ada"] and (out / "feedback" / "ada.html").read_bytes() == ada_page
@@ -392,10 +416,10 @@ def test_one_student_regraded_leaves_the_class_as_it_was(small_class):
         float(rows["ben"]["score"]) == float(before["ada"]["score"]) > float(before["ben"]["score"])
     )
     assert gradebook_scores(course_dir) == {s: float(r["score"]) for s, r in rows.items()}
-    forced = lab.grade_command(subs, course_dir, out, "--student", "ada", "--force")
+    forced = grade_class(subs, course_dir, out, "--student", "ada", "--force")
     assert forced.returncode == 0 and "1 submission(s): 1 to grade" in forced.stderr
     assert set(csv_scores(out)) == {"ada", "ben"}
-    unknown = lab.grade_command(subs, course_dir, out, "--student", "zed")
+    unknown = grade_class(subs, course_dir, out, "--student", "zed")
     assert unknown.returncode == 2 and "Traceback" not in unknown.stderr
     assert "--student zed: no such student" in unknown.stderr.strip().splitlines()[-1]
 
@@ -416,10 +440,10 @@ def _export_canvas(course_dir, base, *extra):
 def test_exports_name_grades_not_final_and_final_waits_for_them(small_class):
     """A written answer awaiting a TA, a row not ok: named by the export; --final writes nothing?"""
     course_dir, subs, base = small_class
-    crashed = notebook.read(subs / lab.submission_path("ben"))
-    crashed = notebook.fill(crashed, {"blend": "import os\nos._exit(3)"})
-    notebook.write(crashed, subs / lab.submission_path("ben"))
-    graded = lab.grade_command(subs, course_dir, base / "grades")
+    crashed = notebook.read(subs / submission("ben"))
+    crashed = notebook.fill(crashed, {"count_words": "import os\nos._exit(3)"})
+    notebook.write(crashed, subs / submission("ben"))
+    graded = grade_class(subs, course_dir, base / "grades")
     assert graded.returncode == 0, graded.stderr
     done, out = _export_canvas(course_dir, base)
     assert done.returncode == 0 and out.is_file(), done.stderr
@@ -432,7 +456,7 @@ def test_exports_name_grades_not_final_and_final_waits_for_them(small_class):
     assert "Traceback" not in refused.stderr and "--final: 2 grade(s)" in refused.stderr
     with Gradebook(f"sqlite:///{course_dir / 'gradebook.db'}") as gb:  # a TA grades them
         for student in ("ada", "ben"):
-            grade = gb.find_grade("why_not_average", "multi_head", lab.ASSIGNMENT.id, student)
+            grade = gb.find_grade("why_double", "toy", ID, student)
             grade.manual_score, grade.needs_manual_grade = 2, False  # as formgrader saves it
         gb.db.commit()
     still, out = _export_canvas(course_dir, base, "--final")

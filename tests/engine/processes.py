@@ -16,7 +16,7 @@ from pathlib import Path
 from autograder.sandbox.clean_up import RUN_UIDS, run_uid
 from autograder.sandbox.launcher import run_mark
 
-from .engine.command_line import Ran
+from .command_line import Ran
 
 
 def _alive() -> dict[int, tuple[int, int, bytes]]:

@@ -9,6 +9,20 @@ from nbgrader.preprocessors import CheckCellMetadata
 from autograder.pipeline.course import dependencies, internals, notebook
 from autograder.pipeline.grading import execute, sanitize
 
+from . import toy
+
+
+@pytest.fixture
+def release_nb():
+    """A released notebook: an answer stub, then two test cells and a written answer."""
+    return toy.notebook(
+        toy.cell("# The lesson: doubling."),
+        toy.cell("def double(v):\n    raise NotImplementedError()", "double", "answer"),
+        toy.cell("assert double(2) == 4", "test_double", "test", 1),
+        toy.cell("assert double(-3) == -6", "test_double_negative", "test", 2),
+        toy.cell("Why does doubling commute?", "why", "manual", 2),
+    )
+
 
 def _breakages():
     def drop_grade_id(meta):
@@ -50,20 +64,18 @@ def test_duplicate_grade_ids_are_refused_though_each_cell_passed(release_nb):
         internals.CheckCellMetadataOnce().preprocess(nb, {})
 
 
-def test_names_a_student_may_supply(source_nb):
-    """May tests take answers and lab data from the student, but never an instructor's name?"""
-    allowed = execute.student_names(source_nb)
-    assert {
-        "attention_weights",
-        "multi_head",
-        "world_a",
-        "wrong_shape",
-        "x",
-        "lab_heads",
-    } <= allowed
-    for instructor in ("_reference_weights", "_diagnose_weights", "check_close", "quietly", "np"):
+def test_names_a_student_may_supply():
+    """May tests take what a student's cells bind, but never a name an instructor cell binds?"""
+    source = toy.notebook(
+        toy.cell("import math\n_table = {}", "setup", "locked"),
+        toy.cell("def double(v):\n    return 2 * v", "double", "answer"),
+        toy.cell("data = [1, 2]\nmath = None"),  # a plain cell: the student's to edit
+        toy.cell("def _check(f):\n    assert f(1) == 2\n_check(double)", "test_double", "test", 1),
+    )
+    allowed = execute.student_names(source)
+    assert {"double", "data"} <= allowed
+    for instructor in ("_table", "_check", "math"):  # math: bound by a locked cell too
         assert instructor not in allowed
-    assert "answers" not in allowed  # bound by a test cell too: it must come from the test
 
 
 def test_binds_sees_top_level_names_only():
@@ -78,17 +90,17 @@ def test_moved_instructor_cells(release_nb):
     """Is an instructor cell moved out of the release's order found, and only that one?"""
     nb = copy.deepcopy(release_nb)
     assert sanitize.moved(nb, release_nb) == []
-    index = next(i for i, c in enumerate(nb.cells) if notebook.grade_id(c) == "test_head_values")
+    index = next(i for i, c in enumerate(nb.cells) if notebook.grade_id(c) == "test_double")
     nb.cells.append(nb.cells.pop(index))
-    assert sanitize.moved(nb, release_nb) == ["test_head_values"]
+    assert sanitize.moved(nb, release_nb) == ["test_double"]
     found = sanitize.inspect(nb, release_nb)
-    assert found.status == "tampered" and "moved cells test_head_values" in found.detail
+    assert found.status == "tampered" and "moved cells test_double" in found.detail
 
 
 def test_whole_number_grade_id_is_tampering(release_nb):
     """Is a grade_id that is a number reported as tampering, not a crash?"""
     nb = copy.deepcopy(release_nb)
-    cell = next(c for c in nb.cells if notebook.grade_id(c) == "test_blend")
+    cell = next(c for c in nb.cells if notebook.grade_id(c) == "test_double_negative")
     cell.metadata.nbgrader["grade_id"] = 7
     found = sanitize.inspect(nb, release_nb)
     assert found.status == "tampered" and "unknown cells 7" in found.detail

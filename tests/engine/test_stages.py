@@ -4,23 +4,19 @@ The notebook is built in the test: one answer, one passing and one failing
 test cell, and a written answer, so a broken stage fails here by name.
 """
 
-import shutil
-
 import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
 from autograder.pipeline import results
 from autograder.pipeline.course import gradebook, internals
-from autograder.pipeline.course.assignment import find_assignment
 from autograder.pipeline.course.notebook import Columns
 from autograder.pipeline.errors import Status
 from autograder.pipeline.grading import score
 from autograder.pipeline.reports import feedback_page, terminal
 from autograder.pipeline.results import Graded
 
-from ...engine import toy
-from .. import lab
+from . import toy
 
 
 def graded_cell(kind, grade_id, points, source="", outputs=()):
@@ -37,6 +33,12 @@ FAILED = {
     "evalue": "wrong axis",
     "traceback": ["AssertionError: wrong axis"],
 }
+
+
+@pytest.fixture(scope="module")
+def assignment(tmp_path_factory):
+    """A toy course's one assignment, its gradebook not yet made."""
+    return toy.assignment(tmp_path_factory.mktemp("course"))
 
 
 @pytest.fixture
@@ -100,9 +102,9 @@ def test_csv_cells_are_never_formulas(tmp_path):
     assert all(i.startswith("'") for i in ids), ids
 
 
-def test_feedback_page_shows_scores_and_notes(executed):
+def test_feedback_page_shows_scores_and_notes(executed, assignment):
     """Does the page carry the points, the failing message, and a note when not ok?"""
-    renderer = feedback_page.Renderer(lab.ASSIGNMENT)
+    renderer = feedback_page.Renderer(assignment)
     columns = Columns({"n.ipynb": executed})
     result = Graded("ada", "", Status.TIMEOUT, "ran too long", {}, {}, {})
     page = renderer.render("ada", {"n.ipynb": executed}, columns, score.points(executed), result)
@@ -110,18 +112,18 @@ def test_feedback_page_shows_scores_and_notes(executed):
     assert "Score: <b>2.0 / 5.0</b>" in page
 
 
-def test_status_note_is_absent_when_ok(executed):
+def test_status_note_is_absent_when_ok(executed, assignment):
     """Is there no grading note on an ok page?"""
-    renderer = feedback_page.Renderer(lab.ASSIGNMENT)
+    renderer = feedback_page.Renderer(assignment)
     columns = Columns({"n.ipynb": executed})
     result = Graded("ada", "", Status.OK, "", {}, {}, {})
     page = renderer.render("ada", {"n.ipynb": executed}, columns, {}, result)
     assert "Grading note" not in page
 
 
-def test_steps_come_from_nbgraders_configuration():
+def test_steps_come_from_nbgraders_configuration(assignment):
     """Are the steps nbgrader's configured lists, split around Execute and SaveAutoGrades?"""
-    steps = internals.autograde_steps(lab.ASSIGNMENT.config)
+    steps = internals.autograde_steps(assignment.config)
     names = [s.__name__ for s in steps.after_save]
     assert names[0] == "SaveAutoGrades" and "AssignLatePenalties" in names
     assert "CheckCellMetadataOnce" in [s.__name__ for s in steps.sanitize]
@@ -133,12 +135,7 @@ def test_steps_come_from_nbgraders_configuration():
 
 def test_record_writes_gradebook(tmp_path):
     """Does recording put the scores in the gradebook, nothing left to grade by hand?"""
-    course_dir = tmp_path / "course"
-    course_dir.mkdir()
-    for name in lab.CONFIG_FILES:
-        shutil.copy(lab.ROOT / name, course_dir / name)
-    shutil.copytree(lab.ROOT / "source", course_dir / "source")
-    assignment = find_assignment(course_dir)
+    assignment = toy.assignment(tmp_path / "course")
     db_url = gradebook.ensure_gradebook(assignment)
     recorder = results.Recorder(assignment, db_url, tmp_path / "out")
     result = Graded("ada", "x", Status.UNREADABLE, "the file is empty", {}, {}, {})

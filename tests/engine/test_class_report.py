@@ -10,7 +10,7 @@ from autograder.pipeline.results import Outcome
     "message, key",
     [
         (
-            "AssertionError: concat_heads of four (6, 2) answers: expected shape (6, 8), "
+            "AssertionError: glue of four (6, 2) parts: expected shape (6, 8), "
             "got (24, 2): you glued along axis 0, the positions",
             "expected shape (…), got (…): you glued along axis N, the positions",
         ),
@@ -57,27 +57,27 @@ def test_same_mistake_in_two_tests_is_one_group_per_answer():
     assert "axis N" in glued.key
 
 
-CHAIN = {"shares": set(), "head": {"shares"}, "multi": {"head", "glue"}, "glue": set()}
-CHAIN_TESTS = {"test_shares": 1.0, "test_head": 1.0, "test_glue": 1.0, "test_multi": 1.0}
+CHAIN = {"shares": set(), "layer": {"shares"}, "multi": {"layer", "glue"}, "glue": set()}
+CHAIN_TESTS = {"test_shares": 1.0, "test_layer": 1.0, "test_glue": 1.0, "test_multi": 1.0}
 CHAIN_OWNERS = {t: t.removeprefix("test_") for t in CHAIN_TESTS}
 
 
 def test_students_are_grouped_by_the_first_broken_answer():
     """Is each student under the first broken answer of a chain, its symptoms folded beneath?
 
-    Three students break the shares, which also costs head and multi (symptoms);
+    Three students break the shares, which also costs layer and multi (symptoms);
     one breaks only the glue; the largest group, the root cause, comes first.
     """
-    bad = "AssertionError: shares on T=7: wrong values: not divided by sqrt(d_head)"
-    sym = "AssertionError: head on T=7: wrong values; the worst is at (3, 0)"
+    bad = "AssertionError: shares on T=7: wrong values: not divided by sqrt(width)"
+    sym = "AssertionError: layer on T=7: wrong values; the worst is at (3, 0)"
     rows = [
-        _row(s, {"test_shares": 0, "test_head": 0, "test_glue": 1, "test_multi": 0},
-             {"test_shares": bad, "test_head": sym, "test_multi": "AssertionError: multi: off"})
+        _row(s, {"test_shares": 0, "test_layer": 0, "test_glue": 1, "test_multi": 0},
+             {"test_shares": bad, "test_layer": sym, "test_multi": "AssertionError: multi: off"})
         for s in ("a", "b", "c")
     ] + [
-        _row("d", {"test_shares": 1, "test_head": 1, "test_glue": 0, "test_multi": 1},
+        _row("d", {"test_shares": 1, "test_layer": 1, "test_glue": 0, "test_multi": 1},
              {"test_glue": "AssertionError: glue: you glued along axis 0"}),
-        _row("e", {"test_shares": 1, "test_head": 1, "test_glue": 1, "test_multi": 1}),
+        _row("e", {"test_shares": 1, "test_layer": 1, "test_glue": 1, "test_multi": 1}),
     ]  # fmt: skip
     causes, stubs = class_report.group_by_cause(rows, CHAIN_TESTS, CHAIN_OWNERS, CHAIN)
     assert [(c.answer, sorted(c.students)) for c in causes] == [
@@ -85,17 +85,17 @@ def test_students_are_grouped_by_the_first_broken_answer():
         ("glue", ["d"]),
     ]
     shares = causes[0]
-    assert [m.key for m in shares.mistakes] == ["wrong values: not divided by sqrt(d_head)"]
-    assert {(m.answer, len(m.students)) for m in shares.symptoms} == {("head", 3), ("multi", 3)}
+    assert [m.key for m in shares.mistakes] == ["wrong values: not divided by sqrt(width)"]
+    assert {(m.answer, len(m.students)) for m in shares.symptoms} == {("layer", 3), ("multi", 3)}
     assert stubs == []
 
 
 def test_stubs_are_apart_and_take_their_consequences_with_them():
     """Is an answer left as a stub listed apart, with what fails because of it, and no cause?"""
     rows = [
-        _row("a", {"test_shares": 0, "test_head": 0, "test_glue": 1, "test_multi": 0},
+        _row("a", {"test_shares": 0, "test_layer": 0, "test_glue": 1, "test_multi": 0},
              {"test_shares": "AssertionError: shares: not attempted yet",
-              "test_head": "AssertionError: head cannot be checked until shares works"}),
+              "test_layer": "AssertionError: layer cannot be checked until shares works"}),
     ]  # fmt: skip
     rows[0].not_attempted = ["shares"]
     causes, stubs = class_report.group_by_cause(rows, CHAIN_TESTS, CHAIN_OWNERS, CHAIN)

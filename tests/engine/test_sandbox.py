@@ -1,0 +1,251 @@
+"""Does a sandboxed student process reach nothing past itself, seen from inside and out?
+
+Each test starts a sandbox directly, on no course, and looks at the student
+process it spawns; what a class of hostile students leaves behind is graded in
+tests/lab/sandbox/test_sandbox.py.
+"""
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import autograder
+from autograder.sandbox import Limits, Sandbox, wire
+from autograder.sandbox.launcher import ZYGOTE
+from autograder.sandbox.student import LAB
+
+pytestmark = pytest.mark.slow
+
+#: the folder the engine is imported from (a checkout, or site-packages)
+ENGINE_HOME = Path(autograder.__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def student():
+    """A sandboxed student process, started directly; closed afterwards."""
+    sandbox = Sandbox()
+    process = sandbox.spawn({"checks.py": "# helper\n"}, Limits())
+    yield process
+    process.close()
+    sandbox.close()
+
+
+def _run(student, source):
+    reply = student.request({"op": "run", "source": source}, 30)
+    return "".join(o.get("text", "") for o in reply["outputs"] if o["output_type"] == "stream")
+
+
+def test_student_code_knows_it_is_autograded_as_under_stock(student):
+    """Is NBGRADER_EXECUTION "autograde", as stock nbgrader's autograde sets it for the kernel?"""
+    said = _run(student, "import os\nprint(os.environ.get('NBGRADER_EXECUTION'))")
+    assert said.strip() == "autograde"
+
+
+# A sandbox started in a process of its own, as a grading run starts one (its own
+# matplotlib cache folder in MPLCONFIGDIR); with "refuse", where namespaces are
+# refused, so bubblewrap cannot start. It prints what a student sees.
+FONTS_SEEN = """
+import sys
+from autograder.sandbox import Limits, Sandbox, syscalls
+if sys.argv[1] == "refuse":
+    syscalls.install()
+sandbox = Sandbox(warm_up="import matplotlib.pyplot")
+student = sandbox.spawn({}, Limits())
+reply = student.request({"op": "run", "source": sys.argv[2]}, 30)
+student.close()
+sandbox.close()
+print(bool(sandbox.unprotected))
+print("".join(o.get("text", "") for o in reply["outputs"] if o["output_type"] == "stream"))
+"""
+
+
+@pytest.mark.parametrize("namespaces", ["allow", "refuse"])
+def test_a_sandbox_takes_the_graders_font_list(tmp_path, namespaces):
+    """Does a zygote read the grader's matplotlib font list, rather than list the fonts itself?
+
+    The list is marked (its default family renamed): students see the mark.
+    """
+    import matplotlib.font_manager as fonts
+
+    cache = tmp_path / "matplotlib"
+    cache.mkdir()
+    listed = cache / f"fontlist-v{fonts.FontManager.__version__}.json"
+    fonts.json_dump(fonts.fontManager, listed)
+    marked = json.loads(listed.read_text())
+    marked["defaultFamily"]["ttf"] = "Marked Sans"
+    listed.write_text(json.dumps(marked))
+    env = {**os.environ, "MPLCONFIGDIR": str(cache), "PYTHONPATH": str(ENGINE_HOME)}
+    look = "import matplotlib.font_manager as f\nprint(f.fontManager.defaultFamily['ttf'])"
+    done = subprocess.run(
+        [sys.executable, "-c", FONTS_SEEN, namespaces, look],
+        capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    unprotected, said = done.stdout.strip().splitlines()[-2:]
+    assert unprotected == str(namespaces == "refuse")  # no bubblewrap where namespaces are refused
+    assert said == "Marked Sans"
+    assert json.loads(listed.read_text()) == marked  # read, never written
+
+
+def _host_view(pid_on_host):
+    status = Path(f"/proc/{pid_on_host}/status").read_text()
+    return dict(line.split(":\t", 1) for line in status.splitlines() if ":\t" in line)
+
+
+def test_student_process_seen_from_the_host(student):
+    """Seen from the host, is every student process unprivileged (when grading as root)?"""
+    assert student.unprotected == []
+    _run(student, "import time")
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            view = _host_view(entry.name)
+            command = (entry / "cmdline").read_bytes()
+        except (OSError, ValueError):
+            continue
+        # the zygote's children are two pid namespaces below the host
+        if ZYGOTE.encode() in command and len(view["NSpid"].split()) == 3:
+            found.append(view)
+    assert found, "no student process found"
+    for view in found:
+        assert "0" not in view["Uid"].split(), view["Uid"]
+        assert int(view["CapEff"], 16) == 0 and view["NoNewPrivs"].strip() == "1"
+
+
+def test_nothing_writable_or_of_the_course_on_sys_path(student):
+    """Is every folder on the student's sys.path read-only, none of them the course's?"""
+    text = _run(
+        student, "import os, sys\nprint([(p, os.access(p, os.W_OK)) for p in sys.path if p])"
+    )
+    entries = ast.literal_eval(text.strip())
+    assert (LAB, False) in entries
+    assert [path for path, writable in entries if writable] == []
+    beside = [  # in the engine's checkout (its course folders), not the interpreter's own
+        path
+        for path, _ in entries
+        if Path(path).is_relative_to(ENGINE_HOME) and not Path(path).is_relative_to(sys.prefix)
+    ]
+    assert beside == []
+
+
+def test_only_the_parts_of_etc_python_needs(student):
+    """Are secrets of /etc (the shadow file, keys) absent from the sandbox?"""
+    text = _run(student, "import os\nprint(sorted(os.listdir('/etc')))")
+    listed = ast.literal_eval(text.strip())
+    assert "shadow" not in listed and "ssh" not in listed and "ssl" not in listed
+    assert os.path.exists("/etc/shadow")  # the host has one: the sandbox hides it
+
+
+def _call(student, name, *args, stand_ins=None):
+    message = {"op": "call", "name": name, "args": [wire.encode(a) for a in args]}
+    return student.request(message, 30, stand_ins)
+
+
+def test_stand_ins_answer_only_during_the_call_they_serve(student):
+    """Does a served name answer from the grader during one call, and the student's own after?"""
+    _run(
+        student,
+        "def helper(v):\n    return v * 100\n"
+        "kept = []\n"
+        "def answer(v):\n    kept.append(helper)\n    return helper(v) + 1\n"
+        "def again(v):\n    return kept[0](v)\n",
+    )
+    seen = []
+
+    def reference(v):  # runs here, in the grader's process
+        seen.append(v)
+        return v * 2
+
+    served = _call(student, "answer", 5, stand_ins={"helper": reference})
+    assert (served["ok"], wire.decode(served["result"]), seen) == (True, 11, [5])
+    own = _call(student, "answer", 5)
+    assert wire.decode(own["result"]) == 501  # the student's own helper again
+    later = _call(student, "again", 5)  # the stand-in, kept and called outside its check
+    assert not later["ok"] and "not served" in later["evalue"], later
+    assert seen == [5]
+
+
+def test_stand_in_calls_are_bounded_and_errors_are_data(student):
+    """Are a stand-in's errors and oversized arguments the student's to see, never the grader's?"""
+    _run(
+        student,
+        "import numpy as np\n"
+        "def big(v):\n    return helper(np.zeros(2**18))\n"
+        "def fails(v):\n    return helper(v)\n",
+    )
+
+    def refuse(v):
+        raise AssertionError("helper refuses")
+
+    too_big = _call(student, "big", 1, stand_ins={"helper": len})
+    assert not too_big["ok"] and "bytes" in too_big["evalue"], too_big
+    refused = _call(student, "fails", 1, stand_ins={"helper": refuse})
+    assert (refused["ename"], refused["evalue"]) == ("AssertionError", "helper refuses")
+
+
+# Run where namespaces are refused (the seccomp filter student code gets, put on
+# the grader itself), so bubblewrap cannot start either: each student then gets
+# a private folder in the sandbox's own, instead of a fresh /tmp.
+WITHOUT_NAMESPACES = """
+import json, os, sys, tempfile
+from autograder.sandbox import Limits, Sandbox, syscalls
+syscalls.install()
+sandbox = Sandbox()
+said = {"scratch": sandbox.scratch}
+
+def run(source):
+    student = sandbox.spawn({"checks.py": "# helper\\n"}, Limits())
+    reply = student.request({"op": "run", "source": source}, 30)
+    said.setdefault("unprotected", student.unprotected)
+    student.close()
+    return "".join(o.get("text", "") for o in reply["outputs"] if o["output_type"] == "stream")
+
+said["first"] = json.loads(run(
+    "import json, os, tempfile\\n"
+    "open('answers.txt', 'w').write('mine')\\n"
+    "made = tempfile.mkdtemp()\\n"
+    "os.chmod(made, 0)\\n"  # a folder its owner cannot read: removed all the same
+    "print(json.dumps([os.getcwd(), made, os.environ['HOME']]))\\n"
+    "os.chmod('.', 0)\\n"  # and its own folder too
+))
+said["killer"] = json.loads(run(  # kills the process that would remove its folder
+    "import json, os, signal\\n"
+    "open('answers.txt', 'w').write('mine')\\n"
+    "print(json.dumps(os.getcwd()))\\n"
+    "os.kill(os.getppid(), signal.SIGKILL)\\n"
+))
+said["second"] = json.loads(run(
+    "import json, os\\n"
+    "first = json.loads(%r)\\n"
+    "print(json.dumps([os.path.lexists(p) for p in first] + [os.getcwd() == first[0]]))"
+    % json.dumps(said["first"] + [said["killer"]])
+))
+sandbox.close()
+said["scratch_left"] = os.path.lexists(said["scratch"])
+print(json.dumps(said))
+"""
+
+
+def test_without_namespaces_nothing_a_student_wrote_outlives_it(tmp_path):
+    """Without namespaces: a student's folder gone before the next starts, all gone at close?"""
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    env = {**os.environ, "TMPDIR": str(temporary), "PYTHONPATH": str(ENGINE_HOME)}
+    done = subprocess.run(
+        [sys.executable, "-c", WITHOUT_NAMESPACES], capture_output=True, text=True, env=env,
+        timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    said = json.loads(done.stdout.strip().splitlines()[-1])
+    assert any(p.startswith("namespaces") for p in said["unprotected"]), said
+    home, made, env_home = said["first"]
+    assert home == env_home and home.startswith(said["scratch"] + os.sep)
+    assert made.startswith(home + os.sep)  # its temporary files are in its own folder
+    assert said["second"] == [False] * 5  # gone, and not given again
+    assert not said["scratch_left"]
+    assert list(temporary.iterdir()) == []  # nothing left where the grader makes folders
