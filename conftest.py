@@ -31,7 +31,8 @@ pytest_plugins = ["nbval.plugin"]
 #: Fixtures whose tests must share one worker of ``make test`` (pytest-xdist): a
 #: session fixture too costly to build on each, or Linux users two files create.
 ONE_WORKER = {
-    "graded_class": "hostile-class",  # graded once, about 80 s
+    "graded_class": "hostile-class",  # this lab's class graded once, about 60 s
+    "hostile_class": "engine-hostile",  # the toy course's hostile class, about 20 s
     "graded_corpus": "hostile-class",  # read from it
     "stock_graded": "stock-live",  # stock nbgrader live, about 20 s
     "regenerated": "regenerated",  # release/, solutions/ and samples/ generated afresh
@@ -40,6 +41,7 @@ ONE_WORKER = {
 #: Work units of minutes, handed out first, longest first: no worker is left with one at the end.
 FIRST = (
     "hostile-class",
+    "engine-hostile",
     "exchange-users",
     "tests/lab/tools/test_gradescope.py",
     "tests/engine/test_ta_commands.py",

@@ -107,7 +107,7 @@ def mix_in_failures(files, count, context):
     step = max(1, len(ids) // max(count, 1))
     replaced = {}
     for sid, name in zip(ids[::step], failure_cases(min(count, len(ids)))):
-        files[sid] = hostile.CASES[name].build(release_nb, solution_nb, context)
+        files[sid] = hostile.FAILURES[name].build(release_nb, solution_nb, context)
         replaced[sid] = name
     return files, replaced
 
@@ -179,7 +179,7 @@ def run_failures(files, count, jobs, stock_results):
         main_mib, worker_mib = peak_memory((scratch / "grade.out").read_text())
     problems = [f"{s}: no row" for s in files if s not in rows]
     for sid, name in replaced.items():
-        wanted = hostile.CASES[name].status
+        wanted = hostile.FAILURES[name].status
         got = rows.get(sid, {}).get("status")
         if wanted != "any" and got != wanted:
             problems.append(f"{sid} ({name}): status {got}, expected {wanted}")
@@ -295,7 +295,7 @@ def run_runaway(files, jobs, without_seconds, timeout=None):
     files = dict(files)
     release_nb, solution_nb = (notebook.read(ROOT / p) for p in (lab.RELEASE, lab.SOLUTION))
     first = sorted(files)[0]
-    files[first] = hostile.CASES["runaway_attention"].build(release_nb, solution_nb, {})
+    files[first] = hostile.FAILURES["runaway_attention"].build(release_nb, solution_nb, {})
     extra = ["--timeout", f"{timeout:g}"] if timeout else []
     with tempfile.TemporaryDirectory(prefix="bench-runaway-") as scratch:
         seconds, rows = time_ours(files, jobs, Path(scratch), None, *extra)

@@ -3,7 +3,7 @@
 In this process, as a student's process would see it (:mod:`autograder.sandbox.figures`):
 the trusted run is played by drawing here first and handing the entries over.
 That a student's process cannot change another's entries is seen in the
-sandbox class (tests/lab/sandbox/test_sandbox.py).
+sandbox class (tests/engine/test_sandbox.py).
 """
 
 import io

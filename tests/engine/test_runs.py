@@ -298,15 +298,6 @@ def test_what_a_ta_does_reaches_every_output(small_class):
     assert ada_page.count("Neat: one multiplication.") == 2  # ...and on its cell
 
 
-HIDE_HIDDEN_TESTS = """
-c.GenerateFeedback.preprocessors = [
-    "nbgrader.preprocessors.GetGrades",
-    "nbgrader.preprocessors.ClearHiddenTests",
-    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
-]
-"""  #: a course's feedback without the hidden tests' code (nbgrader's default shows it)
-
-
 def test_feedback_goes_back_through_nbgrader(small_class):
     """Graded from what ``nbgrader collect`` leaves, does feedback reach nbgrader's exchange?
 
@@ -317,7 +308,7 @@ def test_feedback_goes_back_through_nbgrader(small_class):
     """
     course_dir, subs, base = small_class
     with open(course_dir / "nbgrader_config.py", "a") as handle:  # pages show no hidden test
-        handle.write(HIDE_HIDDEN_TESTS)
+        handle.write(toy.HIDE_HIDDEN_TESTS)
     for student in ("ada", "ben"):
         folder = course_dir / "submitted" / student / ID
         folder.mkdir(parents=True)

@@ -1,8 +1,9 @@
-"""Does a sandboxed student process reach nothing past itself, seen from inside and out?
+"""Does nothing a student does in the sandbox outlive that student, or reach past it?
 
-Each test starts a sandbox directly, on no course, and looks at the student
-process it spawns; what a class of hostile students leaves behind is graded in
-tests/lab/sandbox/test_sandbox.py.
+The sandbox cases of tests/engine/hostile.py are graded with one worker, in order,
+so the honest student after the planter runs in the very process tree the planter
+left; the other tests start a sandbox directly, on no course, and look at the
+student process it spawns from outside.
 """
 
 import ast
@@ -12,17 +13,101 @@ import subprocess
 import sys
 from pathlib import Path
 
+import nbformat
 import pytest
 
 import autograder
+from autograder.pipeline import results
 from autograder.sandbox import Limits, Sandbox, wire
 from autograder.sandbox.launcher import ZYGOTE
 from autograder.sandbox.student import LAB
+
+from . import hostile
+from .command_line import run_command_line
 
 pytestmark = pytest.mark.slow
 
 #: the folder the engine is imported from (a checkout, or site-packages)
 ENGINE_HOME = Path(autograder.__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def sandbox_class(tmp_path_factory, arrays_template, arrays_release, arrays_solution):
+    """The sandbox cases, graded in order by one worker, with a 512 MiB memory limit."""
+    import shutil
+
+    base = tmp_path_factory.mktemp("sandbox")
+    course = shutil.copytree(arrays_template, base / "course")
+    context = {"course": course, "out": base / "out", "submissions": base / "s", "port": 9}
+    hostile.build_class(base / "s", arrays_release, arrays_solution, context, hostile.SANDBOX)
+    argv = ["grade", str(base / "s"), "--course", str(course), "--out", str(base / "out"),
+            "--memory", "512", "--jobs", "1"]  # fmt: skip
+    done = run_command_line(argv, timeout=900)
+    rows = {row["student_id"]: row for row in results.read_csv(base / "out" / "grades.csv")}
+    return {"done": done, "rows": rows, "course": course}
+
+
+def _graded(sandbox_class, student_id):
+    path = sandbox_class["course"] / "autograded" / hostile.submission_path(student_id)
+    return nbformat.read(path, 4)
+
+
+def printed(sandbox_class, student_id, label):
+    """What a student's cell printed after ``label``, read back as a Python value."""
+    for cell in _graded(sandbox_class, student_id).cells:
+        for output in cell.get("outputs", []):
+            text = output.get("text", "")
+            if output.get("output_type") == "stream" and label in text:
+                return ast.literal_eval(text.split(label, 1)[1].strip().splitlines()[0])
+    raise AssertionError(f"{student_id} printed no {label!r}")
+
+
+def pictures(sandbox_class, student_id):
+    """The PNGs (base64) a student's graded notebook shows, in order."""
+    return [
+        output["data"]["image/png"]
+        for cell in _graded(sandbox_class, student_id).cells
+        for output in cell.get("outputs", [])
+        if "image/png" in output.get("data", {})
+    ]
+
+
+def test_the_next_student_finds_nothing(sandbox_class):
+    """Does the student graded after the planter find no file and run no planted module?"""
+    rows = sandbox_class["rows"]
+    assert sandbox_class["done"].returncode == 0, sandbox_class["done"].stderr[-2000:]
+    assert printed(sandbox_class, "sandbox_2_after_plant", "found:") == []
+    after, honest = rows["sandbox_2_after_plant"], rows["honest"]
+    assert (after["status"], after["score"]) == ("ok", honest["score"])
+
+
+def test_student_code_has_no_capabilities(sandbox_class):
+    """Does student code run with no capability, no_new_privs, a seccomp filter, not as root?"""
+    status = printed(sandbox_class, "sandbox_3_capabilities", "status:")
+    assert status["CapEff"] == status["CapPrm"] == status["CapBnd"] == "0" * 16
+    assert status["NoNewPrivs"] == "1" and status["Seccomp"] == "2"
+    assert "0" not in status["Uid"].split()
+
+
+def test_writes_are_bounded_by_the_scratch(sandbox_class):
+    """Can a student write no more than its scratch size, whatever the memory limit says?"""
+    written = printed(sandbox_class, "sandbox_4_disk_flood", "written:")
+    assert written <= Limits.scratch_mb * 2**20
+
+
+def test_figures_drawn_once_are_the_figures_a_student_draws(sandbox_class):
+    """Are the course's figures copied from the trusted run, byte for byte, whatever came before?
+
+    "honest" is graded first, before the worker learns the figures, and draws
+    it; the poisoner, after, replaced every entry and matplotlib's drawing in
+    its own process; the student after it copies the figure, unchanged.
+    """
+    assert printed(sandbox_class, "sandbox_5_figure_poison", "known:") == 1
+    assert printed(sandbox_class, "sandbox_6_after_figures", "reused:") == 1
+    drawn = pictures(sandbox_class, "honest")
+    assert len(drawn) == 1 and pictures(sandbox_class, "sandbox_6_after_figures") == drawn
+    rows = sandbox_class["rows"]
+    assert rows["sandbox_6_after_figures"]["score"] == rows["honest"]["score"]
 
 
 @pytest.fixture

@@ -94,6 +94,77 @@ LESSON = [
     cell("Why does doubling twice quadruple?", "why_double", "manual", 2),
 ]  #: a class's assignment: two answers, three test cells (5 points) and a written answer (2)
 
+ARRAYS = [
+    nbformat.v4.new_markdown_cell("# Arrays\n\nScaling, spreads and a picture.", id="intro"),
+    cell("import numpy as np\nimport matplotlib.pyplot as plt", "setup", "locked"),
+    cell(
+        "def scale(v, k):\n    ### BEGIN SOLUTION\n    return np.asarray(v, dtype=float) * k\n"
+        "    ### END SOLUTION",
+        "scale",
+        "answer",
+    ),
+    cell(
+        '"""Does scale multiply every entry?"""\nassert np.allclose(scale([1, 2], 3), [3, 6])',
+        "test_scale",
+        "test",
+        1,
+    ),  # fmt: skip
+    cell(
+        "# Hidden test: an array and a negative factor.\n### BEGIN HIDDEN TESTS\n"
+        "assert np.allclose(scale(np.arange(3), -2), [0, -2, -4])\n### END HIDDEN TESTS",
+        "test_scale_hidden",
+        "test",
+        2,
+    ),
+    cell(
+        "def spread(v):\n    ### BEGIN SOLUTION\n    return float(np.max(v) - np.min(v))\n"
+        "    ### END SOLUTION",
+        "spread",
+        "answer",
+    ),
+    cell(
+        '"""Is the spread the largest less the smallest?"""\nassert spread([1, 5, 2]) == 4',
+        "test_spread",
+        "test",
+        1,
+    ),  # fmt: skip
+    cell(
+        "# Hidden test: negatives.\n### BEGIN HIDDEN TESTS\n"
+        "assert spread(np.array([-3.0, 3.0])) == 6\n### END HIDDEN TESTS",
+        "test_spread_hidden",
+        "test",
+        1,
+    ),
+    nbformat.v4.new_code_cell(
+        "fig, ax = plt.subplots(figsize=(2, 2))\nax.imshow(np.eye(3))\n"
+        "ax.set_title('the identity')\nplt.show()",
+        id="picture",
+    ),
+    cell(
+        "### BEGIN SOLUTION\ntable = np.arange(6).reshape(2, 3)\n### END SOLUTION",
+        "table",
+        "answer",
+    ),
+    cell(
+        '"""Is table the numbers 0 to 5 in two rows?"""\n'
+        "assert np.shape(table) == (2, 3) and table[1, 2] == 5",
+        "test_table",
+        "test",
+        1,
+    ),  # fmt: skip
+    cell("Why is the spread never negative?", "why", "manual", 2),
+]  #: a numpy course's assignment with a figure: two functions, a table, 6 points and a written 2
+
+ARRAYS_POINTS = 6.0  #: what :data:`ARRAYS`'s tests give, the written answer aside
+
+HIDE_HIDDEN_TESTS = """
+c.GenerateFeedback.preprocessors = [
+    "nbgrader.preprocessors.GetGrades",
+    "nbgrader.preprocessors.ClearHiddenTests",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+]
+"""  #: a course's feedback without the hidden tests' code (nbgrader's default shows it)
+
 LESSON_POINTS = 5.0  #: what :data:`LESSON`'s tests give, the written answer aside
 
 SOLVED = {

@@ -1,13 +1,11 @@
 """The hostile class: every case of tests/lab/hostile.py and every corpus entry, graded once.
 
-What the end-to-end tests of the grader (``tests/lab/pipeline/test_grader.py``) and
-of grading on a Dask cluster (``tests/lab/pipeline/test_dask.py``) look at; built
-and graded once per test session (the ``graded_class`` fixture in conftest).
+What the end-to-end tests of grading this lab (``tests/lab/pipeline/test_grader.py``)
+look at; built and graded once per test session (the ``graded_class`` fixture in
+conftest).
 A local socket listens for anything a submission sends.
 """
 
-import socket
-import threading
 from pathlib import Path
 
 import nbformat
@@ -15,6 +13,7 @@ import nbformat
 from autograder.pipeline import results
 from autograder.tools import corpus
 
+from ..engine.listener import Listener
 from ..engine.toy import tree_hash
 from . import hostile, lab
 
@@ -54,36 +53,6 @@ def corpus_results(graded):
         messages = {t: row["messages"][t] for t in tests if t in row["messages"]}  # notebook order
         found[name] = StockResult(points, dict(tests), messages)
     return found
-
-
-class Listener:
-    """A TCP server on the loopback that records whatever reaches it."""
-
-    def __init__(self):
-        self.server = socket.create_server(("127.0.0.1", 0))
-        self.server.settimeout(0.2)
-        self.port = self.server.getsockname()[1]
-        self.heard, self.running = [], True
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self):
-        while self.running:
-            try:
-                conn, _ = self.server.accept()
-            except OSError:
-                continue
-            with conn:
-                conn.settimeout(1)
-                try:
-                    self.heard.append(conn.recv(1024) or b"<connected>")
-                except OSError:
-                    self.heard.append(b"<connected>")
-
-    def stop(self):
-        self.running = False
-        self.thread.join()
-        self.server.close()
 
 
 def build_and_grade(tmp_path_factory, template, release_nb, solution_nb):

@@ -1,8 +1,12 @@
-"""Hostile submissions: broken files, runaway code, tampering, cheats, floods.
+"""Hostile submissions to this lab: what attacks its own checks, and the bench's failure mix.
 
 Each case builds a submission (bytes) from the committed release and solution,
-so cases never go stale. ``CASES`` maps a student id to the case; the grader
-tests grade them all as one class and check each row. A case may name a
+so cases never go stale. ``CASES`` maps a student id to the case: the attacks on
+this lab's checks (its references, helpers and stand-ins, one answer's points
+kept apart from another's), which the grader tests grade as one class and check
+row by row. ``FAILURES`` (broken files, runaway code, tampering, cheats, floods)
+is what ``make bench`` mixes into this lab's class; how the grader holds against
+each kind, on any course, is tested with tests/engine/hostile.py. A case may name a
 *baseline*: the same notebook without its trick (the same wrong answers handed
 in honestly, or the answer left as the stub). The baseline is graded in the
 same class as ``<id>--baseline``, and the case must score no more than it
@@ -818,123 +822,17 @@ FLOODS = {
     ),
 }
 
-# ------------------------------------------- the sandbox: nothing outlives a student
-PLACES = """
-import os, sys
-places = sorted({p for p in sys.path if p} | {os.getcwd(), os.path.expanduser("~"), "/tmp",
-                "/tmp/lab", "/dev/shm", "/dev", "/", "/work", "/etc", "/var/tmp"})
-"""
-PLANT = (
-    PLACES
-    + """
-PLANTED = "open('/tmp/PLANTED_RAN', 'w').write('ran')\\nraise SystemExit('a planted module ran')\\n"
-planted = []
-for folder in places:
-    for module in ("sitecustomize", "stack_data", "executing", "pygments", "lab_checks", "numpy"):
-        try:
-            with open(os.path.join(folder, module + ".py"), "w") as handle:
-                handle.write(PLANTED)
-            planted.append(os.path.join(folder, module))
-        except OSError:
-            pass
-    try:
-        with open(os.path.join(folder, "MARKER_FROM_PLANTER"), "w") as handle:
-            handle.write("left for the next student")
-    except OSError:
-        pass
-"""
-)
-PROBE = (
-    PLACES
-    + """
-found = [p for p in places if os.path.exists(os.path.join(p, "MARKER_FROM_PLANTER"))]
-found += [p for p in ["/tmp/PLANTED_RAN"] if os.path.exists(p)]
-print("found:", found)
-"""
-)
-CAPABILITIES = """
-with open("/proc/self/status") as handle:
-    status = dict(line.rstrip("\\n").split(":\\t", 1) for line in handle if ":\\t" in line)
-print("status:", {k: status.get(k) for k in ("Uid", "CapEff", "CapPrm", "CapBnd", "NoNewPrivs", "Seccomp")})
-"""
-DISK_FLOOD = """
-import os
-written, block, made = 0, b"x" * 2**20, []
-for number, folder in enumerate(("/tmp", "/dev/shm", "/", os.getcwd(), "/tmp/lab", "/dev")):
-    path = os.path.join(folder, f"flood-{number}.bin")
-    try:
-        with open(path, "wb", buffering=0) as handle:
-            made.append(path)
-            for _ in range(1536):  # 1.5 GB in 1 MiB blocks
-                written += handle.write(block)
-    except OSError:
-        pass
-for path in made:  # leave room for the rest of the notebook
-    os.remove(path)
-print("written:", written)
-"""
-# The figures the grader's trusted run drew, as a student's process holds them
-# (autograder.sandbox.figures): this one replaces every entry and matplotlib's
-# drawing, in its own process; the next student must still get the true PNGs.
-FIGURE_POISON = """
-import sys
-from matplotlib.backend_bases import FigureCanvasBase
-figures = sys.modules.get("autograder.sandbox.figures")
-known = getattr(figures, "_known", {})
-print("known:", len(known))
-for index in list(known):
-    known[index] = bytes(len(known[index]))
-FigureCanvasBase.print_figure = lambda self, target, *args, **kwargs: target.write(b"poisoned")
-"""
-FIGURE_PROBE = """
-import sys
-print("reused:", getattr(sys.modules.get("autograder.sandbox.figures"), "_reused", None))
-"""
-SANDBOX = {
-    "sandbox_1_plant": Case(
-        "plants modules and files everywhere it can write, for the next student",
-        _with_prefix(["two_worlds"], PLANT),
-        "ok",
-        "as_solution",
-    ),
-    "sandbox_2_after_plant": Case(
-        "an honest student graded right after the planter, looking for what it left",
-        solved_with_many(
-            {}, end_cells=[PROBE, "raise ValueError('makes IPython format a traceback')"]
-        ),
-        "ok",
-        "as_solution",
-    ),
-    "sandbox_3_capabilities": Case(
-        "reports its own uid, capabilities and seccomp state",
-        _with_prefix(["two_worlds"], CAPABILITIES),
-        "ok",
-        "as_solution",
-    ),
-    "sandbox_4_disk_flood": Case(
-        "writes 1.5 GB to every in-memory filesystem it finds",
-        _with_prefix(["two_worlds"], DISK_FLOOD),
-        "ok",
-        "as_solution",
-    ),
-    "sandbox_5_figure_poison": Case(
-        "replaces the figures the grader drew once, and matplotlib's drawing, for the next one",
-        _with_prefix(["two_worlds"], FIGURE_POISON),
-        "ok",
-        "as_solution",
-    ),
-    "sandbox_6_after_figures": Case(
-        "an honest student graded after the figure poisoner, counting the figures it copied",
-        solved_with_many({}, end_cells=[FIGURE_PROBE]),
-        "ok",
-        "as_solution",
-    ),
-}
-
+#: What this lab's hostile class grades (tests/lab/pipeline/test_grader.py): the cases
+#: about this lab's own checks (its references, helpers, stand-ins and answers).
+LAB_RUNAWAY = {k: RUNAWAY[k] for k in ("runaway_attention", "served_hog")}
+LAB_CHEATS = {k: CHEATS[k] for k in ("shadow_helpers", "frame_peeking", "always_equal")}
 CASES = {
-    **BROKEN, **RUNAWAY, **TAMPERED, **CHEATS, **INTEGRITY, **DO_NOTHING, **FLOODS, **SANDBOX,
-    **ALONE, **EXPLOITS, "honest_wrong": WRONG,
+    **LAB_RUNAWAY, **LAB_CHEATS, **INTEGRITY, **DO_NOTHING, **ALONE, **EXPLOITS,
+    "honest_wrong": WRONG,
 }  # fmt: skip
+#: The failure mix ``make bench`` puts into this lab's class (bench/bench.py). The grader's
+#: robustness against such submissions is tested on a toy course, tests/engine/hostile.py.
+FAILURES = {**BROKEN, **RUNAWAY, **TAMPERED, **CHEATS, **FLOODS}
 
 
 def write_case(folder, student_id, data):

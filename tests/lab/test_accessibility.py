@@ -16,7 +16,7 @@ import pytest
 
 from autograder.pipeline import results
 
-from .. import browser
+from ..engine import browser
 from . import lab
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]

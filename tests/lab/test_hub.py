@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from .. import browser
+from ..engine import browser
 from . import lab
 from .test_exchange import (  # noqa: F401 (shared_machine: a fixture)
     STUDENTS,

@@ -7,7 +7,7 @@ import pytest
 
 from autograder.pipeline.course import notebook
 
-from ... import browser
+from ...engine import browser
 from .. import lab
 from ..lab import ROOT
 

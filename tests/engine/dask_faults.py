@@ -1,6 +1,6 @@
 """A Dask worker preload for the tests: workers that die on cue, as a crashed machine would.
 
-``dask worker ... --preload tests/lab/dask_faults.py`` makes the worker process
+``dask worker ... --preload tests/engine/dask_faults.py`` makes the worker process
 exit at once when it starts grading a student whose id names a fault:
 ``die_once`` (only the first time, anywhere: a marker file in
 ``$AUTOGRADER_FAULTS`` remembers it) or ``die_always``. Nothing else changes.

@@ -3,7 +3,8 @@
 The cluster is started the way a TA starts one (README, "On a cluster"): a
 ``dask scheduler`` and two ``dask worker`` processes on 127.0.0.1, the
 scheduler retrying a task whose worker died once. The workers preload
-tests/lab/dask_faults.py, which kills a worker on cue.
+tests/engine/dask_faults.py, which kills a worker on cue. The class is the
+engine's hostile class (tests/engine/hostile.py), graded locally once.
 """
 
 import json
@@ -19,14 +20,13 @@ import pytest
 
 from autograder.pipeline import results
 
-from ...engine import processes
-from .. import hostile, lab
-from ..classes import CELL_TIMEOUT, CORPUS_IDS
+from . import hostile, processes
+from .command_line import interruptible, run_command_line
 
 pytestmark = [pytest.mark.slow, pytest.mark.cluster]
 
 DASK = str(Path(sys.executable).with_name("dask"))
-CORPUS_PART = 10  # corpus students graded through the cluster too
+FAULTS = str(Path(__file__).with_name("dask_faults.py"))  #: the workers' preload
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +65,7 @@ def _cluster(folder, workers, threads):
                 subprocess.Popen(
                     [DASK, "worker", address, "--nworkers", "1", "--nthreads", str(threads),
                      "--no-dashboard", "--name", f"w{number}",
-                     "--preload", str(lab.ROOT / "tests" / "lab" / "dask_faults.py")],
+                     "--preload", FAULTS],
                     env=env, stdout=worker_log, stderr=worker_log, start_new_session=True,
                 )
             )  # fmt: skip
@@ -90,30 +90,31 @@ def _wait_for_workers(address, count):
         client.wait_for_workers(count, timeout=60)
 
 
-def _copy_students(graded_class, ids, into):
+def _copy_students(graded, ids, into):
     for student_id in ids:
-        shutil.copytree(graded_class["submissions"] / student_id, into / student_id)
+        shutil.copytree(graded["submissions"] / student_id, into / student_id)
 
 
-def test_class_through_dask_equals_local(cluster, graded_class, tmp_path):
-    """Hostile class and part of the corpus: the same rows as the local run, every column?"""
-    corpus_part = sorted(CORPUS_IDS)[:: max(1, len(CORPUS_IDS) // CORPUS_PART)][:CORPUS_PART]
-    # Every hostile case and the baselines some are compared with, but the submissions that
-    # only check which answers keep points beside junk (answers, like the corpus's part).
-    hostile_class = [
-        s for s in graded_class["ids"] if s not in CORPUS_IDS and s not in hostile.ALONE
-    ]
-    ids = hostile_class + corpus_part
+def grade(submissions, course_dir, out, *extra):
+    """``python -m autograder grade`` as a TA types it, on one local worker unless asked."""
+    argv = ["grade", str(submissions), "--course", str(course_dir), "--out", str(out),
+            "--jobs", "1", *extra]  # fmt: skip
+    return run_command_line(argv, timeout=900)
+
+
+def test_class_through_dask_equals_local(cluster, hostile_class, tmp_path):
+    """The hostile class through the cluster: the same rows as the local run, every column?"""
+    ids = hostile_class["ids"]
     subs, out = tmp_path / "subs", tmp_path / "out"
-    _copy_students(graded_class, ids, subs)
-    done = lab.grade_command(
-        subs, graded_class["course"], out, "--timeout", CELL_TIMEOUT, "--dry-run",
+    _copy_students(hostile_class, ids, subs)
+    done = grade(
+        subs, hostile_class["course"], out, "--timeout", hostile.CELL_TIMEOUT, "--dry-run",
         "--scheduler", cluster["address"],
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     rows = {r["student_id"]: r for r in results.read_csv(out / "grades.csv")}
     assert set(rows) == set(ids)
-    local = graded_class["rows"]
+    local = hostile_class["rows"]
     unchecked = {name for name, case in hostile.CASES.items() if case.status == "any"}
     differ = [s for s in ids if s not in unchecked and rows[s] != local[s]]
     assert differ == [], [(s, rows[s]["status"], local[s]["status"]) for s in differ]
@@ -123,21 +124,19 @@ def test_class_through_dask_equals_local(cluster, graded_class, tmp_path):
 
 
 @pytest.mark.parametrize("faulty", ["die_once", "die_always"])
-def test_a_dying_worker_is_retried_once(cluster, graded_class, tmp_path, faulty):
+def test_a_dying_worker_is_retried_once(cluster, hostile_class, tmp_path, faulty):
     """A worker dies grading a student: retried once elsewhere, then a grader_error row.
 
     Each alone in its run: Dask counts a death against every task the worker
     held, so a student queued beside a killer could be blamed too.
     """
     subs, out = tmp_path / "subs", tmp_path / "out"
-    shutil.copytree(graded_class["submissions"] / "honest", subs / faulty)
-    done = lab.grade_command(
-        subs, graded_class["course"], out, "--dry-run", "--scheduler", cluster["address"]
-    )
+    shutil.copytree(hostile_class["submissions"] / "honest", subs / faulty)
+    done = grade(subs, hostile_class["course"], out, "--dry-run", "--scheduler", cluster["address"])
     assert done.returncode == 0, done.stderr[-3000:]
     (row,) = results.read_csv(out / "grades.csv")
     if faulty == "die_once":  # the second worker grades it as a local run does
-        honest = {k: v for k, v in graded_class["rows"]["honest"].items() if k != "student_id"}
+        honest = {k: v for k, v in hostile_class["rows"]["honest"].items() if k != "student_id"}
         assert {k: v for k, v in row.items() if k != "student_id"} == honest
     else:
         assert row["status"] == "grader_error"
@@ -168,14 +167,14 @@ def _one_scratch_each_in_dask_folder(address):
     return sum(len(folders) for folders, _ in found.values())
 
 
-def test_unreachable_scheduler_is_one_line(tmp_path, graded_class):
+def test_unreachable_scheduler_is_one_line(tmp_path, hostile_class):
     """Does a scheduler nobody runs give one line and exit 2, not a traceback?"""
     subs = tmp_path / "subs"
-    _copy_students(graded_class, ["honest"], subs)
+    _copy_students(hostile_class, ["honest"], subs)
     env = {**os.environ, "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "2s"}
     done = subprocess.run(
         [sys.executable, "-m", "autograder", "grade", str(subs), "--course",
-         str(graded_class["course"]), "--out", str(tmp_path / "out"), "--dry-run",
+         str(hostile_class["course"]), "--out", str(tmp_path / "out"), "--dry-run",
          "--scheduler", "tcp://127.0.0.1:9"],
         capture_output=True, text=True, timeout=120, env=env,
     )  # fmt: skip
@@ -183,13 +182,13 @@ def test_unreachable_scheduler_is_one_line(tmp_path, graded_class):
     assert "cannot reach the Dask scheduler" in done.stderr and "Traceback" not in done.stderr
 
 
-def test_ctrl_c_stops_the_cluster_too(cluster, graded_class, tmp_path):
+def test_ctrl_c_stops_the_cluster_too(cluster, hostile_class, tmp_path):
     """Ctrl-C during a cluster run: out in seconds, the workers' student processes gone?"""
     subs, out = tmp_path / "subs", tmp_path / "out"
-    _copy_students(graded_class, ["honest", "loop_at_top"], subs)
-    running = lab.interruptible(
+    _copy_students(hostile_class, ["honest", "loop_at_top"], subs)
+    running = interruptible(
         [sys.executable, "-m", "autograder", "grade", str(subs), "--course",
-         str(graded_class["course"]), "--out", str(out), "--timeout", "20", "--dry-run",
+         str(hostile_class["course"]), "--out", str(out), "--timeout", "20", "--dry-run",
          "--scheduler", cluster["address"]],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
@@ -211,15 +210,15 @@ def test_ctrl_c_stops_the_cluster_too(cluster, graded_class, tmp_path):
     _one_scratch_each_in_dask_folder(cluster["address"])
 
 
-def test_a_worker_of_several_threads_is_refused(graded_class, tmp_path):
+def test_a_worker_of_several_threads_is_refused(hostile_class, tmp_path):
     """Workers started with --nthreads 2 would mix students' outputs: one line, exit 2?"""
     subs = tmp_path / "subs"
-    _copy_students(graded_class, ["honest"], subs)
+    _copy_students(hostile_class, ["honest"], subs)
     threaded = _cluster(tmp_path / "threaded", workers=1, threads=2)
     address = next(threaded)["address"]
     try:
-        done = lab.grade_command(
-            subs, graded_class["course"], tmp_path / "out", "--dry-run", "--scheduler", address
+        done = grade(
+            subs, hostile_class["course"], tmp_path / "out", "--dry-run", "--scheduler", address
         )
     finally:
         threaded.close()
