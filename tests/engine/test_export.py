@@ -1,7 +1,7 @@
 """From an LMS download to a file the LMS imports: Canvas and Moodle, in one command each.
 
-The sample class as Canvas names its download (``graded_samples``: user ids
-in the file names, so ``ivan_1008_9008_...`` is the student ``ivan-1008``),
+A class of the toy course as Canvas names its download (``downloaded``: user ids
+in the file names, so ``ivan_1008_9008_toy.ipynb`` is the student ``ivan-1008``),
 graded once; a TA grades one written answer by hand before the export.
 """
 
@@ -14,12 +14,12 @@ import zipfile
 import pytest
 from nbgrader.api import Gradebook
 
+from autograder.pipeline.course import notebook
 from autograder.pipeline.course.assignment import find_assignment, tool_environment
 from autograder.pipeline.lms import canvas, moodle
 from autograder.pipeline.lms.grades import Total
 
-from ...engine.command_line import run_command_line
-from .. import lab
+from .command_line import run_command_line
 
 pytestmark = pytest.mark.slow
 
@@ -28,12 +28,50 @@ def _autograder(*args, cwd=None):
     return run_command_line(args, timeout=600, cwd=cwd)
 
 
+ID, NOTEBOOK = "toy-1", "toy.ipynb"  #: the toy course's assignment (tests/engine/conftest.py)
+POINTS = "7"  #: the assignment's points: 5 from tests, 2 for the written answer
+NAMES = ("ada", "ben", "chen", "dara", "eli", "fay", "gus", "hana", "ivan", "jo", "kai", "lee")
+WRONG = {  # what some students got wrong; the rest hand in the solution
+    "ben": {"double": "def double(v):\n    return v + 2"},
+    "dara": {"count_words": "def count_words(text):\n    return len(text)"},
+    "eli": {"double": "def double(v):\n    return 0"},
+    "gus": {"count_words": "def count_words(text):\n    return text.count(' ')"},
+}
+
+
+def _grade(submissions, course, out):
+    argv = ["grade", str(submissions), "--course", str(course), "--out", str(out), "--jobs", "2"]
+    return run_command_line(argv, timeout=600)
+
+
 @pytest.fixture(scope="module")
-def graded(graded_samples):
+def downloaded(lesson_template, lesson_solved, tmp_path_factory):
+    """The class downloaded from Canvas and graded once in its own course.
+
+    ``{"course", "out", "done", "ids", "lms_ids", "download"}``: ids: ``{name: student id}``;
+    lms_ids: ``{student id: Canvas user id}``.
+    """
+    base = tmp_path_factory.mktemp("download")
+    course = shutil.copytree(lesson_template, base / "course")
+    download, out = base / "canvas-download", base / "grades"
+    ids, lms_ids = {}, {}
+    for number, name in enumerate(NAMES):
+        ids[name] = f"{name}-{1000 + number}"
+        lms_ids[ids[name]] = str(1000 + number)
+        handed_in = notebook.fill(lesson_solved, WRONG.get(name, {}))
+        notebook.write(handed_in, download / f"{name}_{1000 + number}_{9000 + number}_{NOTEBOOK}")
+    done = _grade(download, course, out)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return {"course": course, "out": out, "done": done, "ids": ids, "lms_ids": lms_ids,
+            "download": download}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def graded(downloaded):
     """The graded sample class, ivan's written answer graded by a TA; gradebook totals."""
-    assignment = find_assignment(graded_samples["course"])
+    assignment = find_assignment(downloaded["course"])
     with Gradebook(str(assignment.coursedir.db_url)) as gb:
-        grade = gb.find_grade("why_not_average", "multi_head", assignment.id, "ivan-1008")
+        grade = gb.find_grade("why_double", "toy", assignment.id, "ivan-1008")
         grade.manual_score = 1.5  # as a TA does in formgrader
         gb.db.commit()
     with Gradebook(str(assignment.coursedir.db_url)) as gb:  # read back as the export will
@@ -41,13 +79,13 @@ def graded(graded_samples):
             s.student.id.split("-")[0]: s.score
             for s in gb.find_assignment(assignment.id).submissions
         }  # by name: ivan
-    return {**graded_samples, "totals": totals}
+    return {**downloaded, "totals": totals}
 
 
 def _canvas_template(path):
     rows = [
         ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Week 7 (100)",
-         "08-multi-head (4242)", "Current Score"],
+         "toy-1 (4242)", "Current Score"],
         ["    Points Possible", "", "", "", "", "10", "", "(read only)"],
         ["Iva, Ivan", "1008", "s-1", "iiva", "A", "9", "", "90"],
         ["Bo, Ben", "1001", "s-2", "bbo", "A", "8", "", "80"],
@@ -73,12 +111,12 @@ def test_canvas_export_fills_the_assignment_column(graded, tmp_path):
                        str(graded["course"]), "--out", str(out), "--grades", str(graded["out"]))  # fmt: skip
     assert done.returncode == 0, done.stderr
     got = _read(out)
-    column = rows[0].index("08-multi-head (4242)")
+    column = rows[0].index("toy-1 (4242)")
     assert got[0] == rows[0] and len(got) == len(rows)
     for before, after in zip(rows, got):  # every other cell as Canvas exported it
         assert before[:column] + before[column + 1 :] == after[:column] + after[column + 1 :]
     totals = graded["totals"]
-    assert got[1][column] == "45"  # Points Possible, filled because it was empty
+    assert got[1][column] == POINTS  # Points Possible, filled because it was empty
     assert float(got[2][column]) == totals["ivan"] and totals["ivan"] % 1 == 0.5  # TA's 1.5 in
     assert float(got[3][column]) == totals["ben"]  # by Canvas user id
     assert float(got[4][column]) == totals["dara"]  # by SIS Login ID
@@ -95,15 +133,15 @@ def test_an_export_speaks_of_this_class_only(graded, tmp_path):
     gradebook's other students are counted in one line. Pointed at a folder
     with no ``grades.csv``, the export says so and exports the whole gradebook.
     """
-    course = lab.copy_course(graded["course"], tmp_path / "course")
+    course = shutil.copytree(graded["course"], tmp_path / "course")
     earlier = tmp_path / "earlier-download"  # ivan, as an earlier download spelled him
     earlier.mkdir()
-    shutil.copy(lab.ROOT / lab.SAMPLE_CLASS / lab.submission_path("ivan"),
-                earlier / f"iivan_1008_9999_{lab.NOTEBOOK}")  # fmt: skip
-    assert lab.grade_command(earlier, course, tmp_path / "earlier").returncode == 0
+    shutil.copy(graded["download"] / f"ivan_1008_9008_{NOTEBOOK}",
+                earlier / f"iivan_1008_9999_{NOTEBOOK}")  # fmt: skip
+    assert _grade(earlier, course, tmp_path / "earlier").returncode == 0
     template = tmp_path / "gradebook.csv"
     rows = _canvas_template(template)
-    column = rows[0].index("08-multi-head (4242)")
+    column = rows[0].index("toy-1 (4242)")
     out = tmp_path / "canvas.csv"
     command = ["export", "canvas", "--template", str(template), "--course", str(course),
                "--out", str(out)]  # fmt: skip
@@ -187,7 +225,7 @@ def test_canvas_scales_to_points_possible_and_finds_its_one_column(graded, tmp_p
     template = tmp_path / "gradebook.csv"
     rows = [
         ["Student", "ID", "SIS User ID", "SIS Login ID", "Section",
-         "Part 8 Multi-head (4242)", "Current Score", "Final Points"],
+         "Part 1 Toy (4242)", "Current Score", "Final Points"],
         ["    Points Possible", "", "", "", "", "100", "(read only)", "(read only)"],
         ["Bo, Ben", "1001", "s-2", "bbo", "A", "", "80", "8"],
     ]  # fmt: skip
@@ -199,8 +237,8 @@ def test_canvas_scales_to_points_possible_and_finds_its_one_column(graded, tmp_p
     assert done.returncode == 0, done.stderr
     got = _read(out)
     assert got[1][5] == "100"
-    assert float(got[2][5]) == pytest.approx(graded["totals"]["ben"] * 100 / 45, abs=0.01)
-    assert "totals scaled from 45 points to the LMS's 100" in done.stdout
+    assert float(got[2][5]) == pytest.approx(graded["totals"]["ben"] * 100 / int(POINTS), abs=0.01)
+    assert f"totals scaled from {POINTS} points to the LMS's 100" in done.stdout
     rows[1][5] = "lots"
     with template.open("w", newline="") as handle:
         csv.writer(handle).writerows(rows)
@@ -228,12 +266,15 @@ def test_moodle_export_and_feedback_zip(graded, tmp_path):
     done = _autograder(*command)
     assert done.returncode == 0, done.stderr
     got = _read(out)
-    assert got[0] == header and got[1][4] == f"{round(graded['totals']['eli'] * 100 / 45, 2):g}"
-    assert "scaled from 45 points to the LMS's 100" in done.stdout  # by number, on its scale
+    assert (
+        got[0] == header
+        and got[1][4] == f"{round(graded['totals']['eli'] * 100 / int(POINTS), 2):g}"
+    )
+    assert f"scaled from {POINTS} points to the LMS's 100" in done.stdout  # by number, on its scale
     assert got[2][4] == "" and got[3][4] == ""  # no key: never matched by a name or e-mail
     done = _autograder(*command, "--match-names")  # unless asked, and then said row by row
     got = _read(out)
-    assert float(got[2][4]) == graded["totals"]["fay"] and got[2][5] == "45"  # by e-mail
+    assert float(got[2][4]) == graded["totals"]["fay"] and got[2][5] == POINTS  # by e-mail
     assert "Participant 77 (Fay Fox) matched fay-1005 by name or e-mail" in done.stdout
     assert got[3][4] == ""  # Kai Wong handed nothing in: the sample kai is someone else
     with zipfile.ZipFile(tmp_path / "moodle-feedback.zip") as archive:
@@ -280,20 +321,20 @@ def test_as_nbgrader_export_plugin(graded, tmp_path):
     assert _read(theirs) == _read(ours)
 
 
-def test_lms_ids_are_kept_from_file_names(graded_samples):
+def test_lms_ids_are_kept_from_file_names(downloaded):
     """Is each Canvas user id, from the download's file names, in the gradebook?"""
-    assignment = find_assignment(graded_samples["course"])
+    assignment = find_assignment(downloaded["course"])
     with Gradebook(str(assignment.coursedir.db_url)) as gb:
         kept = {s.id: s.lms_user_id for s in gb.students}
-    assert kept == graded_samples["lms_ids"]
+    assert kept == downloaded["lms_ids"]
 
 
-def test_people_are_named_as_the_lms_names_them(graded_samples):
+def test_people_are_named_as_the_lms_names_them(downloaded):
     """Does the gradebook (formgrader, nbgrader export) hold each person's name, not a file's?"""
-    assignment = find_assignment(graded_samples["course"])
+    assignment = find_assignment(downloaded["course"])
     with Gradebook(str(assignment.coursedir.db_url)) as gb:
         names = {s.id: (s.first_name, s.last_name) for s in gb.students}
-    assert names == {sid: (None, sample) for sample, sid in graded_samples["ids"].items()}
+    assert names == {sid: (None, sample) for sample, sid in downloaded["ids"].items()}
 
 
 def test_names_are_split_as_each_lms_writes_them():
