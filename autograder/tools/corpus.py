@@ -8,7 +8,6 @@ holds one table per answer set::
     loses = ["mean"]
     says = "sums down the columns"
     never = ["divides by n - 1"]
-    caught_visibly = true
     mean = '''
     def mean(values):
         return values.mean(axis=0)
@@ -20,8 +19,9 @@ solution. ``loses`` lists the answers whose tests must lose points (empty for a
 correct set): only answers the set changes, since an answer that uses a broken
 one is checked against what it should give with it. ``says`` is the cause the
 feedback must name, ``never`` phrases naming other causes, which it must not
-contain, and ``caught_visibly`` marks a mistake the visible tests (and so the
-self-check) must catch before submission; ``timeout`` (seconds per cell) marks
+contain. Every mistake must fail a visible test (and so the self-check) before
+submission, unless ``unseen_because`` says why no visible test can catch it
+without giving the answer away; ``timeout`` (seconds per cell) marks
 an answer that never returns, graded with that limit. The sets
 are filled into the release notebook by ``grade_id``, so they never go stale
 when the notebook's prose or tests change.
@@ -40,7 +40,7 @@ from autograder.pipeline.course import notebook
 _log = logging.getLogger(__name__)
 
 #: the keys of a corpus table that are not answer cells
-RESERVED = ("what", "loses", "says", "never", "caught_visibly", "timeout")
+RESERVED = ("what", "loses", "says", "never", "unseen_because", "timeout")
 CORPUS = Path("corpus")  #: below the course, beside source/: one folder per assignment
 
 
@@ -54,8 +54,13 @@ class AnswerSet:
     loses: tuple = ()
     says: str = ""
     never: tuple = ()
-    caught_visibly: bool = False
+    unseen_because: str = ""
     timeout: float | None = None
+
+    @property
+    def caught_visibly(self) -> bool:
+        """Must a visible test fail (a mistake the visible tests are not excused from)?"""
+        return bool(self.loses) and not self.unseen_because
 
 
 def load_corpus(folder: Path) -> dict[str, AnswerSet]:
@@ -71,7 +76,7 @@ def load_corpus(folder: Path) -> dict[str, AnswerSet]:
                 loses=tuple(table.get("loses", ())),
                 says=table.get("says", ""),
                 never=tuple(table.get("never", ())),
-                caught_visibly=bool(table.get("caught_visibly", False)),
+                unseen_because=table.get("unseen_because", ""),
                 timeout=table.get("timeout"),
             )
     return entries

@@ -3,6 +3,7 @@
 import ast
 import re
 
+import numpy as np
 import pytest
 
 from autograder.pipeline.course import notebook
@@ -281,6 +282,94 @@ def test_visible_checks_call_twice_and_with_every_sequence_type(source_nb, relea
             if kinds & {list, tuple} and not {list, tuple} <= kinds:
                 broken.append(f"{name}: argument {position + 1} never given as a list and a tuple")
     assert broken == []
+
+
+def _d_head(d_model, n_heads, d_head=None):
+    return d_head if d_head is not None else d_model // max(n_heads, 1)
+
+
+#: Rule 1: answer -> the sizes a call uses, by name, from its arguments
+SIZES = {
+    "attention_weights": lambda x, W_q, W_k: {"T": len(x), "d_model": x.shape[1],
+                                              "d_head": W_q.shape[1]},
+    "head": lambda x, W_q, W_k, W_v: {"T": len(x), "d_model": x.shape[1], "d_head": W_q.shape[1],
+                                      "value width": W_v.shape[1]},
+    "blend": lambda weights, values: {"T": len(weights), "width": values.shape[1]},
+    "disagreement": lambda a, b: {"T": len(a), "positions seen": a.shape[1]},
+    "concat_heads": lambda answers: {"n_heads": len(answers), "T": len(answers[0]),
+                                     "d_head": answers[0].shape[1]},
+    "count_params": lambda d_model, n_heads, *d_head: {
+        "d_model": d_model, "n_heads": n_heads, "d_head": _d_head(d_model, n_heads, *d_head)},
+    "multi_head": lambda x, heads: {"T": len(x), "d_model": x.shape[1], "n_heads": len(heads),
+                                    "d_head": heads[0][0].shape[1],
+                                    "value width": heads[0][2].shape[1]},
+    "batched_heads": lambda x, W_q, W_k, W_v, n_heads: {
+        "T": len(x), "d_model": x.shape[1], "n_heads": n_heads,
+        "d_head": x.shape[1] // max(n_heads, 1)},
+}  # fmt: skip
+#: Rule 2: answer -> the largest attention score a call makes, for answers that score
+SCORES = {
+    "attention_weights": lambda x, W_q, W_k: (x @ W_q) @ (x @ W_k).T / np.sqrt(W_k.shape[1]),
+    "batched_heads": lambda x, W_q, W_k, W_v, n_heads: (
+        (x @ W_q) @ (x @ W_k).T / np.sqrt(x.shape[1] // n_heads)
+    ),  # every head's scores summed: as large as the largest head's, within the heads' count
+}
+
+
+def _arrays(value):
+    """Every numpy array in ``value`` (an array, or lists and tuples of them)."""
+    if isinstance(value, (list, tuple)):
+        return [a for item in value for a in _arrays(item)]
+    return [value] if isinstance(value, np.ndarray) else []
+
+
+def _rule_findings(calls):
+    """What the recorded visible calls break of rules 1 to 4, one line per answer and rule."""
+    broken = []
+    for name, sizes_of in SIZES.items():
+        made = calls.get(name, [])
+        sizes = [sizes_of(*args) for args in made]
+        if not any(len(set(s.values())) == len(s) for s in sizes):
+            broken.append(f"{name}: rule 1, no call with every size distinct: {sizes}")
+        matrices = [a for args in made for a in _arrays(args) if a.ndim == 2]
+        if matrices and not any(len(set(row.tolist())) >= 3 for a in matrices for row in a):
+            broken.append(f"{name}: rule 3, no row of three or more unequal entries")
+    for name, scores_of in SCORES.items():
+        largest = max((np.abs(scores_of(*args)).max() for args in calls.get(name, [])), default=0)
+        if largest < 1000:
+            broken.append(f"{name}: rule 2, its scores never reach the thousands ({largest:.0f})")
+    gaps = [np.abs(a - b) for a, b in calls.get("disagreement", [])]
+    if not any(not np.isclose(g.max(), g.sum() / 2) for gap in gaps for g in gap):
+        broken.append("disagreement: rule 3, in every row the largest gap is half the sum")
+    defaults = [args for args in calls.get("count_params", []) if len(args) == 3]
+    if not any(d >= 1 and d != args[0] // args[1] for args in defaults for d in args[2:]):
+        broken.append("count_params: rule 4, d_head is never given a value the default lacks")
+    return broken
+
+
+@pytest.mark.slow
+def test_visible_checks_tell_sizes_magnitudes_and_reductions_apart(
+    source_nb, release_nb, monkeypatch
+):
+    """Rules 1 to 4 (docs/course-authors.md), as a student's notebook runs the visible tests:
+    for each answer, a call with every size distinct; scores in the thousands where an
+    answer scores; rows of three or more unequal entries (and a row whose largest gap is
+    not half its sum); an optional argument given a value its default would not give?"""
+    assert _rule_findings(_visible_calls(source_nb, release_nb, monkeypatch)) == []
+
+
+def test_the_rules_catch_what_they_are_about():
+    """Do the rules' checks find a check that breaks each rule (the checks can fail)?"""
+    worked = np.eye(3, 4), np.ones((4, 3)), np.ones((4, 3))  # T = d_head = 3, small scores
+    flat = np.array([[1.0, 0.0, 0.0], [0.0, 0.5, 0.5]]), np.array([[0.0, 0.5, 0.5]] * 2)
+    findings = _rule_findings(
+        {"attention_weights": [worked], "disagreement": [flat], "count_params": [(8, 4, 2)]}
+    )
+    said = "\n".join(findings)
+    for expected in ("attention_weights: rule 1", "attention_weights: rule 2",
+                     "disagreement: rule 3, in every row", "count_params: rule 4",
+                     "head: rule 1"):  # fmt: skip
+        assert expected in said, said
 
 
 def test_names_the_students_code_may_supply(source_nb):
