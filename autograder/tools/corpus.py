@@ -135,10 +135,14 @@ def table(
         message = message_shown(result, answer, answer_ids, entry.says)
         if len(message) > width:
             message = message[: width - 1] + "…"
-        message = message.replace("|", "\\|")
         lost = sum(lost_by_answer(result, answer_ids).values())
-        lines.append(f"| {entry.what} | `{answer}` | {lost:g} | {message} |")
+        lines.append(f"| {_cell(entry.what)} | `{answer}` | {lost:g} | {_cell(message)} |")
     return "\n".join(lines)
+
+
+def _cell(text: str) -> str:
+    """``text`` as one cell of a Markdown table: its pipes escaped, so they split no row."""
+    return text.replace("|", "\\|")
 
 
 README_BEGIN = "<!-- corpus-table:begin -->"

@@ -255,10 +255,13 @@ RUNAWAY = {
         # refused as the reference allocates its answer, before any of its work: whatever
         # the machine's speed, a refusal and never a timeout
         "multi_head asks the lab's attention_weights for a (6000, 6000) answer from 48 KB",
+        # only when tested: the lesson's cells (the lab's (6, 8) x) run the student's own
+        # attention_weights, whose (6000, 6000) table would take seconds, not a refusal
         solved_with(
             "multi_head",
             "def multi_head(x, heads):\n"
-            "    attention_weights(np.ones((6000, 1)), np.ones((1, 1)), np.ones((1, 1)))\n"
+            "    if np.shape(x) != (6, 8):\n"
+            "        attention_weights(np.ones((6000, 1)), np.ones((1, 1)), np.ones((1, 1)))\n"
             "    return concat_heads([head(x, *h) for h in heads])",
         ),
         "ok",

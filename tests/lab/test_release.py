@@ -72,11 +72,17 @@ def test_every_answer_is_a_stub(release_nb):
 
 
 def test_release_folder_holds_what_students_get():
-    """Does the release hold the notebook, its helper, the self-check and a README, nothing else?"""
+    """Does the release hold the notebook, its helpers, the self-check and a README, nothing
+    else, and do the helpers define none of the answers (nor compute one: no reference)?"""
     folder = (lab.ROOT / lab.RELEASE).parent
     assert sorted(p.name for p in folder.iterdir()) == sorted(
-        [lab.NOTEBOOK, "lab_checks.py", "self_check.py", "README.md"]
+        [lab.NOTEBOOK, "lab_checks.py", "lab_diagnoses.py", "self_check.py", "README.md"]
     )
+    answers = set(notebook.answers(notebook.read(lab.ROOT / lab.SOURCE)))
+    for helper in ("lab_checks.py", "lab_diagnoses.py"):
+        tree = ast.parse((folder / helper).read_text())
+        defined = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+        assert not defined & answers and not any("reference" in d for d in defined), helper
 
 
 def test_students_readme_says_what_to_do():

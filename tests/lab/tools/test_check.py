@@ -16,7 +16,7 @@ import nbformat
 import pytest
 
 from autograder.pipeline.course import notebook
-from autograder.tools import self_check
+from autograder.tools import corpus, self_check
 
 from ...engine.command_line import run_command_line
 from .. import lab
@@ -248,3 +248,34 @@ def test_a_python_without_jupyter_is_told_what_to_install():
     assert done.returncode == 2 and "Traceback" not in done.stdout + done.stderr, done.stderr
     (line,) = done.stdout.strip().splitlines()
     assert "no Jupyter" in line and "pip install jupyter" in line
+
+
+#: Every corpus mistake the diagnosis family (lab_diagnoses.py) names: a changed scale,
+#: mask, fill or axis, state kept between calls, arguments swapped, another reduction,
+#: heads split or put back another way. Graded by the real grader in test_corpus.py.
+FAMILY = [
+    *(f"mistakes/{name}" for name in (
+        "no_scale", "scale_d_model", "scale_no_sqrt", "scale_lab_only", "scale_sqrt_T",
+        "no_mask", "mask_past", "mask_diagonal", "mask_fill_zero", "softmax_columns",
+        "softmax_no_keepdims", "mask_after_softmax", "swapped_qk", "weights_cached_by_T",
+        "tv_no_half", "tv_columns", "tv_squared", "tv_mean", "tv_largest_gap",
+        "batched_no_transpose", "batched_interleaved", "batched_d_model_scale",
+        "batched_reshape_back", "batched_qk_swapped",
+    )),
+]  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", FAMILY)
+def test_each_named_variant_is_not_ready(tmp_path, release_nb, solution_nb, name):
+    """Through self_check as a student runs it: is the variant's answer failing, never ready?"""
+    entries = corpus.load_corpus(lab.ROOT / lab.CORPUS)
+    entry = entries[name]
+    handed_in = tmp_path / "handed-in.ipynb"
+    notebook.write(corpus.build({name: entry}, release_nb, solution_nb)[name], handed_in)
+    folder = _student_folder(tmp_path, handed_in)
+    done = _check(folder / lab.NOTEBOOK)
+    assert done.returncode == 1 and "not ready to submit" in done.stdout, done.stdout
+    for answer in entry.loses:
+        line = next(line for line in done.stdout.splitlines() if line.startswith(answer + " "))
+        assert "failing" in line, (entry.what, line)

@@ -67,3 +67,14 @@ def test_readme_table_markers_round_trip():
     updated = corpus.with_table(readme, "new")
     assert corpus.table_in(updated) == "new"
     assert updated.startswith("intro\n") and updated.endswith("\noutro")
+
+
+def test_table_cells_keep_their_pipes_inside():
+    """A mistake or message holding |a - b|: one row of four cells, the pipes escaped?"""
+    from autograder.tools.stock import StockResult
+
+    entry = corpus.AnswerSet("m/gap", "takes the largest |a - b|", {}, loses=("f",), says="x")
+    result = StockResult({"test_f": 0.0}, {"test_f": 1.0}, {"test_f": "AssertionError: |a - b|"})
+    row = corpus.table({"m/gap": entry}, {"m/gap": result}, ["f"]).splitlines()[-1]
+    assert row.replace("\\|", "").count("|") == 5, row
+    assert "largest \\|a - b\\| |" in row and row.endswith("| \\|a - b\\| |")
