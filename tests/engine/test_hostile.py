@@ -17,12 +17,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbgrader.api import Gradebook
 
 from autograder.sandbox import Limits
 from autograder.sandbox.launcher import PROCESS_SLACK
 
-from . import hostile, processes, toy
+from . import class_checks, hostile, processes, toy
 
 pytestmark = pytest.mark.slow
 
@@ -111,18 +110,12 @@ def test_grader_memory_is_bounded(hostile_class):
 
     The bound is the README's: the main process and each worker stay under 400 MiB.
     """
-    said = hostile_class["done"].stdout.splitlines()
-    line = next(line for line in said if "peak memory" in line)
-    main, worker = (int(word) for word in line.replace(",", " ").split() if word.isdigit())
-    assert main < 400 and worker < 400, line
+    class_checks.memory_bounded(hostile_class)
 
 
 def test_nothing_outside_the_sandbox_changed(hostile_class):
     """Are the course's source, release, config and every submission byte-identical after?"""
-    assert hostile_class["after"] == hostile_class["before"]
-    assert not Path("/tmp/pwned").exists()
-    # nothing was left where any user may write, for the run to remove either
-    assert "where any user may write" not in hostile_class["done"].stderr
+    class_checks.nothing_changed_outside(hostile_class)
 
 
 def test_network_heard_nothing(hostile_class):
@@ -148,10 +141,7 @@ def test_process_storm_is_capped(hostile_class):
 
 def test_feedback_page_for_everyone(hostile_class):
     """Has every student a feedback page, with a grading note when the status is not ok?"""
-    rows, out = hostile_class["rows"], hostile_class["out"]
-    for student_id, row in rows.items():
-        page = (out / "feedback" / f"{student_id}.html").read_text()
-        assert ("Grading note" in page) == (row["status"] != "ok"), student_id
+    class_checks.a_page_for_everyone(hostile_class)
 
 
 def test_feedback_hides_hidden_tests_as_the_course_says(hostile_class):
@@ -170,13 +160,7 @@ def test_feedback_runs_no_student_script(hostile_class):
 
 def test_scores_land_in_the_gradebook(hostile_class):
     """Are the scores in the course's nbgrader gradebook, the written answer left to a TA?"""
-    rows = hostile_class["rows"]
-    with Gradebook(f"sqlite:///{hostile_class['course'] / 'gradebook.db'}") as gb:
-        submissions = {s.student_id: s for s in gb.assignment_submissions(hostile.ID)}
-        assert set(submissions) == set(rows)
-        honest = submissions["honest"]
-        assert honest.score == _score(rows["honest"])
-        assert honest.needs_manual_grade
+    class_checks.scores_in_the_gradebook(hostile_class, hostile.ID)
 
 
 LIVE = """

@@ -20,6 +20,18 @@ import nbformat
 
 from autograder.pipeline.course import notebook
 
+from ..engine.hostile import (  # what attacks any course attacks this lab too
+    BIG_DISPLAY,
+    BROKEN,
+    LOOP,
+    MANY_DISPLAYS,
+    NETWORK,
+    READ_SOURCE,
+    STUBBORN,
+    SWALLOW_ERRORS,
+    TRANSFORMER,
+    WIRE_GARBAGE,
+)
 from . import lab
 
 
@@ -107,27 +119,6 @@ def _break_metadata(nb):
     del _cell(nb, "test_blend").metadata.nbgrader["grade_id"]
 
 
-def _old_format(rel, sol, ctx):
-    return _bytes(nbformat.convert(_solved(rel, sol), 3))
-
-
-def _truncated(rel, sol, ctx):
-    data = _bytes(_solved(rel, sol))
-    return data[: len(data) // 2]
-
-
-def _many_cells(rel, sol, ctx):
-    empty = b'{"cell_type": "markdown", "metadata": {}, "source": ""}, '
-    return _bytes(_solved(rel, sol)).replace(b'"cells": [', b'"cells": [' + empty * 300_000, 1)
-
-
-def _deeply_nested(rel, sol, ctx):
-    nb = _bytes(_solved(rel, sol))
-    return nb.replace(
-        b'"metadata": {', b'"deep": ' + b"[" * 50_000 + b"]" * 50_000 + b', "metadata": {', 1
-    )
-
-
 MARKUP = (
     "Averaging forgets who said what. <script>document.title = 'pwned'</script>"
     " <img src=x onerror=\"document.title = 'pwned'\"> [link](javascript:alert(3))"
@@ -161,24 +152,6 @@ def _markup(rel, sol, ctx):
     nb.cells.append(nbformat.v4.new_markdown_cell("## My notes\n\n" + text))
     return _bytes(nb)
 
-
-LOOP = "while True:\n    pass"
-STUBBORN = "while True:\n    try:\n        pass\n    except KeyboardInterrupt:\n        pass"
-
-# ------------------------------------------------------------- broken files
-BROKEN = {
-    "empty": Case("an empty file", lambda r, s, c: b"", "unreadable", "zero"),
-    "truncated": Case("truncated JSON", _truncated, "unreadable", "zero"),
-    "not_a_notebook": Case(
-        "JSON that is not a notebook", lambda r, s, c: b'{"cells": 3}', "unreadable", "zero"
-    ),
-    "binary": Case("a binary file", lambda r, s, c: bytes(range(256)) * 4, "unreadable", "zero"),
-    "old_format": Case("nbformat 3", _old_format, "ok", "as_solution"),
-    "many_cells": Case("300,000 empty cells after the answers", _many_cells, "unreadable", "zero"),
-    "deeply_nested": Case(
-        "50,000 nested lists in its metadata", _deeply_nested, "unreadable", "zero"
-    ),
-}
 
 # --------------------------------------------------------- runaway code
 RUNAWAY = {
@@ -353,37 +326,12 @@ np.isclose = lambda a, b, *r, **k: np.ones(np.shape(a), dtype=bool)
 np.testing.assert_allclose = lambda *a, **k: None
 np.shape = lambda a: (6, 8)
 """
-SWALLOW_ERRORS = """
-import builtins, sys
-get_ipython().set_custom_exc((BaseException,), lambda *a, **k: None)
-sys.excepthook = lambda *a: None
-builtins.AssertionError = type("AssertionError", (Exception,), {{}})
-"""
-TRANSFORMER = """
-get_ipython().input_transformers_post.append(lambda lines: ["pass\\n"])
-get_ipython().input_transformers_cleanup.append(lambda lines: ["pass\\n"])
-"""
 SHADOW_HELPERS = """
 quietly = lambda fn, *a, **k: None
 check_close = check_shape = check_unmodified = lambda *a, **k: None
 random_arrays = lambda seed, *shapes: [np.zeros(s) for s in shapes]
 import lab_checks
 lab_checks.check_close = check_close
-"""
-READ_SOURCE = """
-import glob, json, os
-stolen = []
-for pattern in ["{course}/source/*/*.ipynb", "{course}/gradebook.db", "/proc/1/cwd/source/*/*.ipynb",
-                "/proc/*/cwd/source/*/*.ipynb", "{course}/../*/source/*/*.ipynb", "/work/*/source/*/*.ipynb"]:
-    for path in glob.glob(pattern):
-        try:
-            stolen.append(open(path, "rb").read())
-        except OSError:
-            pass
-for name, value in os.environ.items():
-    if "source" in value:
-        stolen.append(value.encode())
-assert not stolen, "read " + str(len(stolen)) + " files it should not see"
 """
 VANDALISE = """
 import os
@@ -393,23 +341,6 @@ for path in ["{course}/gradebook.db", "{course}/source/08-multi-head/multi_head.
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w") as handle:
             handle.write("pwned")
-    except OSError:
-        pass
-"""
-NETWORK = """
-import socket
-for host in ["127.0.0.1", "localhost", "::1"]:
-    try:
-        with socket.create_connection((host, {port}), timeout=1) as conn:
-            conn.sendall(b"leak")
-    except OSError:
-        pass
-"""
-WIRE_GARBAGE = """
-import os
-for fd in range(3, 64):
-    try:
-        os.write(fd, b"\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x20" + b'{{"ok": true, "result": 1}}' + b"x" * 8)
     except OSError:
         pass
 """
@@ -759,10 +690,6 @@ EXPLOITS = {
 }  # fmt: skip
 
 # -------------------------------------------------- floods the grader must bound
-BIG_DISPLAY = (
-    "from IPython.display import display\ndisplay({'text/plain': 'x' * 20_000_000}, raw=True)\n"
-)
-MANY_DISPLAYS = "from IPython.display import display\nfor i in range(100_000):\n    display(i)\n"
 HUGE_ERROR = "def blend(weights, values):\n    raise ValueError('x' * 4_000_000)"
 FORGED_V0 = """
 import base64, json, os, stat, struct

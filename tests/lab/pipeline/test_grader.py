@@ -8,13 +8,12 @@ any course: tests/engine/test_hostile.py.
 """
 
 import html
-from pathlib import Path
 
 import pytest
-from nbgrader.api import Gradebook
 
 from autograder.pipeline.course import dependencies, notebook
 
+from ...engine import class_checks
 from .. import hostile, lab
 from ..classes import CORPUS, CORPUS_IDS, corpus_results
 
@@ -148,17 +147,12 @@ def test_grader_memory_is_bounded(graded_class):
 
     The bound is the README's: the main process and each worker stay under 400 MiB.
     """
-    line = next(line for line in graded_class["done"].stdout.splitlines() if "peak memory" in line)
-    main, worker = (int(word) for word in line.replace(",", " ").split() if word.isdigit())
-    assert main < 400 and worker < 400, line
+    class_checks.memory_bounded(graded_class)
 
 
 def test_nothing_outside_the_sandbox_changed(graded_class):
     """Are the course's source, release, config and every submission byte-identical after?"""
-    assert graded_class["after"] == graded_class["before"]
-    assert not Path("/tmp/pwned").exists()
-    # nothing was left where any user may write, for the run to remove either
-    assert "where any user may write" not in graded_class["done"].stderr
+    class_checks.nothing_changed_outside(graded_class)
 
 
 def test_network_heard_nothing(graded_class):
@@ -168,10 +162,7 @@ def test_network_heard_nothing(graded_class):
 
 def test_feedback_page_for_everyone(graded_class):
     """Has every student a feedback page, with a grading note when the status is not ok?"""
-    rows, out = graded_class["rows"], graded_class["out"]
-    for student_id, row in rows.items():
-        page = (out / "feedback" / f"{student_id}.html").read_text()
-        assert ("Grading note" in page) == (row["status"] != "ok"), student_id
+    class_checks.a_page_for_everyone(graded_class)
 
 
 def test_feedback_hides_hidden_tests(graded_class):
@@ -183,13 +174,7 @@ def test_feedback_hides_hidden_tests(graded_class):
 
 def test_scores_land_in_the_gradebook(graded_class):
     """Are the scores in the course's nbgrader gradebook, the manual answer left to a TA?"""
-    rows = graded_class["rows"]
-    with Gradebook(f"sqlite:///{graded_class['course'] / 'gradebook.db'}") as gb:
-        submissions = {s.student_id: s for s in gb.assignment_submissions(lab.ASSIGNMENT.id)}
-        assert set(submissions) == set(rows)
-        honest = submissions["honest"]
-        assert honest.score == _score(rows["honest"])
-        assert honest.needs_manual_grade
+    class_checks.scores_in_the_gradebook(graded_class, lab.ASSIGNMENT.id)
 
 
 def _report_groups(page):
