@@ -21,6 +21,7 @@ from autograder.pipeline import grade
 from autograder.pipeline.errors import UserError
 from autograder.pipeline.lms import canvas, moodle
 from autograder.pipeline.settings import MEMORY, WALL
+from autograder.serve import service
 from autograder.tools import (
     check,
     engine_dist,
@@ -111,6 +112,47 @@ def _grade_parser(commands: Any) -> None:
     parser.set_defaults(run=run, positional=["submissions"])
 
 
+def _serve_parser(commands: Any) -> None:
+    parser = commands.add_parser(
+        "serve",
+        help="grade each hand-in as it arrives in nbgrader's exchange; return its page there",
+        description="Watch the exchange's inbound folder: grade each `nbgrader submit` in the "
+        "sandbox, record it in the gradebook as `grade` does, and release its feedback page "
+        "for `nbgrader fetch_feedback`. Runs until Ctrl-C or SIGTERM.",
+    )
+    _common(parser)
+    run = service.serve
+    parser.add_argument(
+        "--jobs", type=int, help="hand-ins graded at once (c.Autograder.jobs, else every core)"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        help="seconds per cell (c.Autograder.timeout, else c.Execute.timeout)",
+    )
+    parser.add_argument(
+        "--wall", type=float, help=f"seconds per notebook (c.Autograder.wall, else {WALL:g})"
+    )
+    parser.add_argument(
+        "--memory", type=int, help=f"MiB per submission (c.Autograder.memory, else {MEMORY})"
+    )
+    out = default(run, "out")
+    parser.add_argument("--out", default=out, help=f"the class folder: grades.csv, pages ({out})")
+    parser.add_argument(
+        "--once",
+        action="store_true",
+        help="stop once every hand-in waiting at the start is graded (a cron job's run)",
+    )
+    parser.add_argument(
+        "--no-sandbox",
+        dest="sandbox",
+        action="store_const",
+        const=False,
+        help="run student code without bubblewrap (only for code you trust)",
+    )
+    parser.set_defaults(run=run, positional=[])
+
+
 def _class_folder(parser: argparse.ArgumentParser, export: Callable[..., int]) -> None:
     """``--grades DIR``: the class an export writes (the grade run's ``--out``)."""
     folder = default(export, "grades")
@@ -183,6 +225,7 @@ def parser() -> argparse.ArgumentParser:
     top.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = top.add_subparsers(dest="command", required=True)
     _grade_parser(commands)
+    _serve_parser(commands)
     checking = commands.add_parser(
         "check",
         help="self-check a notebook before submitting",

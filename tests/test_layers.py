@@ -22,6 +22,7 @@ LAYERS = {
     "sandbox": 0,
     "pipeline": 1,
     "tools": 2,
+    "serve": 2,
 }  # the package's own top level: 3
 
 
@@ -248,6 +249,7 @@ WRITES_NO_RESULT = {
     "autograder.tools.golden": "stock nbgrader's results on the corpus, and the page's table",
     "autograder.tools.gradescope": "autograder.zip, and results.json from a run's outcome",
     "autograder.pipeline.lms.grades": "the LMS's files, filled from the gradebook",
+    "autograder.serve.inbound": "a hand-in's own files, copied from the exchange to be graded",
 }
 WRITERS = re.compile(
     r"\.write_text\(|\.write_bytes\(|csv\.writer|open\([^)]*['\"][wa]b?['\"]|nbformat\.write\("

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nbgrader.preprocessors import Execute
-from traitlets import Bool, Float, Integer, List, TraitError, Unicode
+from traitlets import Bool, Enum, Float, Integer, List, TraitError, Unicode
 from traitlets.config import Configurable
 
 from autograder.pipeline.course.assignment import Assignment
@@ -35,6 +35,12 @@ class Autograder(Configurable):
         c.Autograder.warm_up = "import pandas as pd; pd.DataFrame({'a': [1]}).sum()"
 
     The command line's options override the limits (``grade --wall 120``).
+    What ``serve`` (graded on submit) allows and shows::
+
+        c.Autograder.attempts = 3            # graded attempts before the due date (0: no limit)
+        c.Autograder.attempts_per = "day"    # ... each day, or "all" of them in all
+        c.Autograder.counts = "best"         # which attempt the gradebook holds ("last")
+        c.Autograder.before_due = "visible"  # hidden tests' messages wait for the due date
     """
 
     timeout = Float(
@@ -60,6 +66,31 @@ class Autograder(Configurable):
         help="Code the sandbox runs once after the preload, as a cell whose outputs and "
         "names are dropped: first-use costs (a figure's fonts, a library's lazy imports) "
         "paid there are paid for every student.",
+    ).tag(config=True)
+    attempts = Integer(
+        0,
+        min=0,
+        help="Hand-ins `serve` grades for a student before the due date (0: no limit); "
+        "one beyond them is kept, and graded once the due date has passed.",
+    ).tag(config=True)
+    attempts_per = Enum(
+        ["all", "day"],
+        "all",
+        help="Whether c.Autograder.attempts counts every hand-in (all) or each day's (day, "
+        "in the exchange's timezone).",
+    ).tag(config=True)
+    counts = Enum(
+        ["last", "best"],
+        "last",
+        help="The hand-in the gradebook holds: the last before the due date (else the last "
+        "one, late), as `nbgrader collect --before-duedate` takes it; or the best graded one.",
+    ).tag(config=True)
+    before_due = Enum(
+        ["visible", "all"],
+        "visible",
+        help="What a page `serve` returns before the due date shows: the score and the "
+        "visible tests' messages (visible), the hidden tests' too after the due date; or "
+        "everything at once (all).",
     ).tag(config=True)
 
 

@@ -19,10 +19,16 @@ class Ran(subprocess.CompletedProcess):
 # A process that has imported the command line, as ``python -m autograder`` has before it
 # parses its arguments; each run is a fork of it. Started on first use, once per pytest process.
 _COMMAND_LINE = multiprocessing.get_context("forkserver")
-_COMMAND_LINE.set_forkserver_preload(["autograder.__main__", __name__])
+_COMMAND_LINE.set_forkserver_preload(["autograder.__main__", "nbgrader.apps.nbgraderapp", __name__])
 
 
-def run_command_line(argv: Sequence[str], timeout: float, cwd: Path | None = None) -> Ran:
+def run_command_line(
+    argv: Sequence[str],
+    timeout: float,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    program: str = "autograder",
+) -> Ran:
     """``python -m autograder *argv`` to its end, its output captured: what it did, and its pid.
 
     As a shell runs it in ``cwd`` (else this process's folder), but for the 2 s
@@ -32,9 +38,12 @@ def run_command_line(argv: Sequence[str], timeout: float, cwd: Path | None = Non
     the command does once started; how it starts (Ctrl-C, a terminal, a
     missing package) is tested with the command itself.
     """
-    command = [sys.executable, "-m", "autograder", *argv]
+    command = [sys.executable, "-m", program, *argv]
     with tempfile.NamedTemporaryFile() as out, tempfile.NamedTemporaryFile() as err:
-        where = (list(argv), dict(os.environ), str(cwd or os.getcwd()), out.name, err.name)
+        where = (
+            list(argv), dict(env if env is not None else os.environ), str(cwd or os.getcwd()),
+            out.name, err.name, program,
+        )  # fmt: skip
         running = _COMMAND_LINE.Process(target=_command_line, args=where)
         running.start()
         running.join(timeout)
@@ -51,7 +60,15 @@ def run_command_line(argv: Sequence[str], timeout: float, cwd: Path | None = Non
     return done
 
 
-def _command_line(argv: list[str], env: dict[str, str], cwd: str, out: str, err: str) -> None:
+def run_nbgrader(argv: Sequence[str], timeout: float, cwd: Path, env: dict[str, str]) -> Ran:
+    """``python -m nbgrader *argv`` as :func:`run_command_line` runs ours: a student's or an
+    instructor's nbgrader command, with its environment ``env`` (``HOME``: whose)."""
+    return run_command_line(argv, timeout, cwd, env, program="nbgrader")
+
+
+def _command_line(
+    argv: list[str], env: dict[str, str], cwd: str, out: str, err: str, program: str
+) -> None:
     """In the forked process: become the command's process, then run it."""
     os.chdir(cwd)
     os.environ.clear()
@@ -60,6 +77,11 @@ def _command_line(argv: list[str], env: dict[str, str], cwd: str, out: str, err:
         handle = os.open(path, os.O_WRONLY | os.O_APPEND)
         os.dup2(handle, fd)
         os.close(handle)
+    if program == "nbgrader":
+        from nbgrader.apps.nbgraderapp import NbGraderApp
+
+        NbGraderApp.launch_instance(argv)
+        sys.exit(0)
     from autograder.__main__ import main
 
     sys.exit(main(argv))  # multiprocessing flushes stdout and stderr and exits with it

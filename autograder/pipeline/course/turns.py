@@ -26,6 +26,11 @@ _log = logging.getLogger(__name__)
 
 FILE = ".grading.lock"  #: in the course folder
 
+
+class Busy(Exception):
+    """Another command has its turn on the course (for a caller that would rather not wait)."""
+
+
 #: the course folders this process holds the lock of, with how deep: a command that calls
 #: another (a grade run that records removals) holds it once
 _held: dict[Path, int] = {}
@@ -45,11 +50,13 @@ def holder(root: Path) -> str:
 
 
 @contextlib.contextmanager
-def turn(root: Path, command: str) -> Iterator[None]:
+def turn(root: Path, command: str, wait: bool = True) -> Iterator[None]:
     """Hold the course's lock for the block, waiting (and saying so) while another holds it.
 
     root: the course folder; command: what this process is doing, for the
-    message another command prints while it waits (``remove ada``).
+    message another command prints while it waits (``remove ada``); wait:
+    False raises :class:`Busy` at once instead (the service, which has other
+    work to do meanwhile).
     """
     root = Path(root).resolve()
     if root in _held:  # this process already has its turn
@@ -65,6 +72,8 @@ def turn(root: Path, command: str) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             who = holder(root) or "another command"
+            if not wait:
+                raise Busy(who) from None
             _log.info(f"waiting for {who} to finish on the course {root}", extra=log.TO_STDERR)
             fcntl.flock(handle, fcntl.LOCK_EX)
         handle.seek(0)

@@ -420,10 +420,12 @@ def render(
     columns: Columns,
     notebooks: dict[str, Any],
     hidden_tests: str = HIDDEN_TESTS,
+    attempts: dict[str, int] | None = None,
 ) -> str:
     """The report page for ``rows`` of an assignment whose source notebooks are ``notebooks``.
 
-    hidden_tests: the line that opens a cell's hidden tests, as the course configures it.
+    hidden_tests: the line that opens a cell's hidden tests, as the course configures it;
+    attempts: ``{student: hand-ins graded on submit}`` (``serve``), shown grouped by count.
     """
     tests = columns.tests()
     possible = columns.possible
@@ -454,4 +456,13 @@ def render(
         answers=stats_per_answer(rows, groups, possible),
         tests=stats_per_test(rows, tests, about),
         shown=SHOWN_STUDENTS,
+        attempts=_by_count(attempts or {}),
     )
+
+
+def _by_count(attempts: dict[str, int]) -> list[tuple[int, list[str]]]:
+    """``[(attempts, [students])]``, fewest attempts first."""
+    grouped: dict[int, list[str]] = {}
+    for student, count in attempts.items():
+        grouped.setdefault(count, []).append(student)
+    return sorted(grouped.items())

@@ -271,6 +271,8 @@ class Renderer:
         graded: GradingStatus,
         comments: dict[str, str] | None = None,
         late_penalty: float = 0.0,
+        notice: list[str] | None = None,
+        hidden_until: str = "",
     ) -> str:
         """The feedback page (HTML) for one student's executed notebooks.
 
@@ -278,7 +280,10 @@ class Renderer:
         points: ``{column: points}``, None for an answer a TA has not graded yet;
         comments: ``{column or answer cell id: the TA's comment}``;
         late_penalty: points taken off for a late submission (the total shown
-        is what is left, as in the gradebook).
+        is what is left, as in the gradebook); notice: sentences the page opens
+        with (which attempt this is, whether it counts); hidden_until: when the
+        hidden tests' messages are shown, for a page whose notebooks had them
+        taken out ("": they are shown).
         """
         nb = self.page(notebooks, columns)
         comments = comments or {}
@@ -293,6 +298,8 @@ class Renderer:
             "late_penalty": late_penalty,
             "max_score": sum(columns.possible.values()),
             "note": grading_note(graded.status, graded.detail),
+            "notice": list(notice or []),
+            "hidden_until": hidden_until,
             "answers": answers,
             "cells": cells,
         }

@@ -31,13 +31,18 @@ _log = logging.getLogger(__name__)
 
 
 @contextlib.contextmanager
-def exclusive(path: Path, what: str) -> Iterator[None]:
-    """Hold a lock on ``path`` for the block; a second run waits for it, and says so."""
+def exclusive(path: Path, what: str, wait: bool = True) -> Iterator[None]:
+    """Hold a lock on ``path`` for the block; a second run waits for it, and says so.
+
+    wait: False raises :class:`BlockingIOError` at once instead of waiting.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            if not wait:
+                raise
             _log.info(f"waiting for another grading run on {what} to finish", extra=log.TO_STDERR)
             fcntl.flock(handle, fcntl.LOCK_EX)
         yield

@@ -1,0 +1,227 @@
+"""The exchange's inbound folder: each ``nbgrader submit``, as the service finds it.
+
+``nbgrader submit`` copies the student's assignment folder to
+``<exchange>/<course id>/inbound/<student>+<assignment>+<time>+<random>``,
+writes ``timestamp.txt`` and ``submission_secret.txt`` into it, then opens the
+folder to everyone (mode 0777) as its last step: a hand-in is whole once it
+has its secret and that mode, or once nothing in it has changed for
+:data:`SETTLED` seconds (a submit that died halfway). The folder's name is the
+hand-in's key: unique, and the same however often the service reads it.
+
+A hand-in folder is the student's own: it is read, never followed. Only
+regular files are copied (a link is named on the student's page and left
+behind, so a link to the instructor's source can never reach a page), at most
+:data:`MAX_FILES` of them and :data:`~autograder.pipeline.submissions.collect.MAX_FILE`
+bytes each. A hand-in whose folder another user owns is refused, as
+``nbgrader collect``'s ``check_owner`` warns of it: one student cannot hand
+in, or spend attempts, as another.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pwd
+import shutil
+import stat
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from nbgrader.utils import parse_utc
+
+from autograder.pipeline.course.assignment import Assignment
+from autograder.pipeline.course.students import plain_id
+from autograder.pipeline.files import MAX_SIDE_FILE, read_bounded
+from autograder.pipeline.submissions import collect
+from autograder.pipeline.submissions.collect import Submission
+
+_log = logging.getLogger(__name__)
+
+SETTLED = (
+    10.0  #: seconds without a change after which a hand-in without nbgrader's last step is read
+)
+MAX_FILES = 200  #: files copied from one hand-in, at most
+EXCHANGE_FILES = ("timestamp.txt", "submission_secret.txt")  #: nbgrader's, beside the work
+
+
+@dataclass(frozen=True)
+class HandIn:
+    """One ``nbgrader submit``: its inbound folder, whose it says it is, and when.
+
+    key: the folder's name (unique per hand-in); handed_in: nbgrader's time
+    stamp from the name (UTC).
+    """
+
+    key: str
+    student_id: str
+    handed_in: datetime
+    folder: Path
+
+    @property
+    def secret(self) -> str | None:
+        """``submission_secret.txt``: what names this hand-in's page in the exchange."""
+        data = read_bounded(self.folder / "submission_secret.txt")
+        return data.decode(errors="replace").strip() if data else None
+
+    def notebook_stems(self) -> list[str]:
+        """The names (without ``.ipynb``) of the notebooks at the hand-in's top level: the
+        names ``nbgrader fetch_feedback`` looks up its pages by."""
+        try:
+            names = os.listdir(self.folder)
+        except OSError:
+            return []
+        return sorted(n[: -len(".ipynb")] for n in names if n.endswith(".ipynb"))
+
+
+def inbound_folder(exchange: Path, course_id: str) -> Path:
+    """``<exchange>/<course id>/inbound``: where ``nbgrader submit`` puts hand-ins."""
+    return Path(exchange) / course_id / "inbound"
+
+
+def scan(exchange: Path, course_id: str, assignment_id: str) -> list[HandIn]:
+    """Every hand-in of ``assignment_id`` in the inbound folder, whole or not, oldest first.
+
+    Names that are not nbgrader's, or whose student part is no plain id, are
+    left out (``nbgrader collect`` would fail on the first).
+    """
+    folder = inbound_folder(exchange, course_id)
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return []
+    found = []
+    for name in names:
+        parts = name.rsplit("+", 3)  # as nbgrader's collect reads it: ids may hold "+"
+        if len(parts) != 4 or parts[1] != assignment_id or not plain_id(parts[0]):
+            continue
+        try:
+            when = parse_utc(parts[2])
+        except (ValueError, OverflowError):
+            continue
+        found.append(HandIn(name, parts[0], when, folder / name))
+    return sorted(found, key=lambda h: (h.handed_in, h.key))
+
+
+def whole(hand_in: HandIn, now: float | None = None) -> bool:
+    """Has ``nbgrader submit`` finished writing this hand-in (see the module's docstring)?"""
+    try:
+        mode = hand_in.folder.lstat()
+        secret = (hand_in.folder / "submission_secret.txt").lstat()
+    except OSError:
+        return False
+    if stat.S_IMODE(mode.st_mode) & 0o002:  # submit's last step: the folder opened to all
+        return True
+    now = time.time() if now is None else now
+    return now - max(mode.st_mtime, secret.st_mtime) >= SETTLED
+
+
+def owner_refusal(hand_in: HandIn) -> str | None:
+    """Why the hand-in is not the student's own (its folder is another user's); None if it is.
+
+    A student id that is no user of this machine is not checked (a hub whose
+    students are not Linux users hands in as one).
+    """
+    try:
+        claimed = pwd.getpwnam(hand_in.student_id).pw_uid
+    except KeyError:
+        return None
+    owner = hand_in.folder.lstat().st_uid
+    if owner == claimed:
+        return None
+    try:
+        name = pwd.getpwuid(owner).pw_name
+    except KeyError:
+        name = f"uid {owner}"
+    return f"handed in as {hand_in.student_id} by {name}"
+
+
+def stage(hand_in: HandIn, into: Path, assignment: Assignment) -> Submission | None:
+    """Copy the hand-in's regular files to ``into/<student>/<assignment>/`` and read them as the
+    batch grader reads nbgrader's layout; None if the folder is gone.
+
+    into: a folder of this hand-in's own (emptied first), kept until it is recorded:
+    the submission's files are read from there.
+
+    What a student should know of their files (a link left behind, another
+    notebook not graded, too many files) is added to the submission's notes,
+    which their page shows.
+    """
+    target = into / hand_in.student_id / assignment.id
+    shutil.rmtree(into, ignore_errors=True)
+    target.mkdir(parents=True)
+    notes = _copy_regular(hand_in.folder, target)
+    if notes is None:
+        return None
+    found = collect.from_nbgrader_layout(into, assignment)
+    mine = [s for s in found if s.student_id == hand_in.student_id]
+    if not mine:
+        return None
+    sub = mine[0]
+    graded = set(assignment.notebooks) | set(sub.renamed.values())
+    others = sorted(p.name for p in target.glob("*.ipynb") if p.name not in graded and p.is_file())
+    if others:
+        notes.append(
+            f"your hand-in also held {', '.join(others)}, not graded: only "
+            f"{', '.join(assignment.notebooks)} is"
+        )
+    missing = [n for n in assignment.notebooks if n not in sub.files and n not in sub.unreadable]
+    if missing:
+        notes.append(f"your hand-in has no {', '.join(missing)}")
+    sub.notes.extend(notes)
+    return sub
+
+
+def _copy_regular(source: Path, target: Path) -> list[str] | None:
+    """Copy the regular files below ``source`` (no link followed); what was left behind, in
+    words. None if ``source`` is gone."""
+    notes: list[str] = []
+    copied = 0
+    skipped_links: list[str] = []
+    try:
+        walk = list(os.walk(source, followlinks=False))
+    except OSError:
+        return None
+    if not source.is_dir():
+        return None
+    for folder, dirs, files in walk:
+        here = Path(folder)
+        relative = here.relative_to(source)
+        for name in dirs:
+            if (here / name).is_symlink():
+                skipped_links.append(str(relative / name))
+        for name in sorted(files):
+            path = here / name
+            info = path.lstat()
+            if stat.S_ISLNK(info.st_mode):
+                skipped_links.append(str(relative / name))
+                continue
+            if not stat.S_ISREG(info.st_mode):
+                continue
+            limit = MAX_SIDE_FILE if name in EXCHANGE_FILES else collect.MAX_FILE
+            if copied >= MAX_FILES:
+                notes.append(f"only {MAX_FILES} files of the hand-in were read")
+                break
+            if info.st_size > limit:
+                notes.append(f"{relative / name} was not read: more than {limit:,} bytes")
+                continue
+            data = _read_no_follow(path, limit)
+            if data is None:
+                continue
+            (target / relative).mkdir(parents=True, exist_ok=True)
+            (target / relative / name).write_bytes(data)
+            copied += 1
+    if skipped_links:
+        notes.append(f"links are not followed, so {', '.join(skipped_links[:5])} was not read")
+    return notes
+
+
+def _read_no_follow(path: Path, limit: int) -> bytes | None:
+    """At most ``limit`` bytes of ``path``, never through a link (None if it became one)."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(descriptor, "rb") as handle:
+        return handle.read(limit + 1)[:limit]

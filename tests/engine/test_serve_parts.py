@@ -1,0 +1,193 @@
+"""The service's parts, each alone: the attempts policy, the journal, reading the inbound, pages.
+
+The whole service, started as an instructor starts it, is tested in test_serve.py.
+"""
+
+import os
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import nbformat
+
+from autograder.serve import inbound, pages
+from autograder.serve.journal import GRADED, KEPT, WAITING, Journal
+from autograder.serve.policy import Attempt, Policy
+
+from . import toy
+
+T0 = datetime(2026, 12, 1, 10, 0)  # naive UTC, as nbgrader keeps times
+
+
+def _graded(journal: Journal, key: str, student: str, at: datetime, score: float = 1.0) -> None:
+    journal.add(key, student, at)
+    journal.finish(key, GRADED, attempt=1, score=score)
+
+
+def test_attempts_are_counted_in_all_or_per_day(tmp_path):
+    """Two allowed: a third is kept before the due date, graded after it; per day, the count
+    starts again on the next day (in the exchange's timezone)."""
+    journal = Journal(tmp_path / "j.sqlite")
+    for n in range(2):
+        _graded(journal, f"k{n}", "ada", T0 + timedelta(hours=n))
+    history = journal.entries("ada")
+    due = T0 + timedelta(days=3)
+    in_all = Policy(attempts=2)
+    assert not in_all.grade_now(history, T0 + timedelta(hours=3), due, T0 + timedelta(hours=3))
+    assert in_all.grade_now(history, T0 + timedelta(hours=3), due, due + timedelta(minutes=1))
+    assert in_all.grade_now(history, due + timedelta(hours=1), due, due + timedelta(hours=1))
+    assert Policy().grade_now(history, T0 + timedelta(hours=3), due, T0)  # no limit
+    daily = Policy(attempts=2, per="day")
+    assert not daily.grade_now(history, T0 + timedelta(hours=5), due, T0)
+    assert daily.grade_now(history, T0 + timedelta(days=1), due, T0)
+    # 10:00 and 11:00 UTC are the 2nd in Tokyo; 16:00 UTC is already the 3rd there
+    tokyo = Policy(attempts=2, per="day", zone=ZoneInfo("Asia/Tokyo"))
+    assert tokyo.grade_now(history, T0 + timedelta(hours=6), due, T0)
+    assert not daily.grade_now(history, T0 + timedelta(hours=6), due, T0)
+
+
+def test_which_attempt_counts():
+    """last: the last before the due date, else the last late one; best: the best on time."""
+    due = T0 + timedelta(days=1)
+    a = Attempt("a", T0, 5.0)
+    b = Attempt("b", T0 + timedelta(hours=1), 3.0)
+    late = Attempt("late", due + timedelta(hours=1), 7.0)
+    assert Policy().counted([a, b, late], due) == b
+    assert Policy(counts="best").counted([a, b, late], due) == a
+    assert Policy(counts="best").counted([a, Attempt("c", b.handed_in, 5.0)], due).key == "c"
+    assert Policy().counted([late], due) == late
+    assert Policy().counted([], due) is None
+    assert Policy().counted([a, b, late], None) == late  # no due date: all on time
+
+
+def test_hidden_messages_wait_for_the_due_date():
+    due = T0 + timedelta(days=1)
+    assert Policy().hides_until(due, T0)
+    assert not Policy().hides_until(due, due + timedelta(seconds=1))
+    assert not Policy().hides_until(None, T0)  # no due date: nothing to wait for
+    assert not Policy(before_due="all").hides_until(due, T0)
+
+
+def test_the_journal_keeps_each_hand_in_once(tmp_path):
+    """Seeing a hand-in again adds nothing; a counted attempt is the student's only one."""
+    path = tmp_path / "j.sqlite"
+    journal = Journal(path)
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    journal.add("k1", "ada", T0)
+    journal.add("k1", "ada", T0 + timedelta(hours=1))
+    assert [e.handed_in for e in journal.entries()] == [T0]
+    journal.add("k2", "ada", T0 + timedelta(hours=1))
+    journal.finish("k1", GRADED, attempt=1, score=2.0, counts=True)
+    journal.finish("k2", GRADED, attempt=2, score=3.0, counts=True)
+    assert [(e.key, e.counts) for e in journal.entries("ada")] == [("k1", False), ("k2", True)]
+    journal.finish("k1", KEPT)
+    journal.again("k1")
+    assert [e.key for e in journal.waiting()] == ["k1"]
+    journal.close()
+    again = Journal(path)  # what a restarted service reads
+    assert again.attempts() == {"ada": 1} and again.entry("k2").score == 3.0
+    assert again.entry("k1").state == WAITING
+
+
+def _hand_in(root, name, files):
+    folder = root / name
+    folder.mkdir(parents=True)
+    for path, data in files.items():
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        (folder / path).write_bytes(data)
+    return folder
+
+
+def test_the_inbound_is_read_as_nbgrader_names_it(tmp_path):
+    box = tmp_path / "exchange" / "toy" / "inbound"
+    stamp = "2026-12-01 10:00:00.000001 UTC"
+    _hand_in(box, f"ada+toy-1+{stamp}+abc", {"submission_secret.txt": b"s"})
+    _hand_in(box, f"a+b+toy-1+{stamp}+abc", {})  # an id with + in it: nbgrader's rsplit
+    _hand_in(box, f"ben+other+{stamp}+abc", {})  # another assignment
+    _hand_in(box, f"../x+toy-1+{stamp}+abc".replace("/", "_"), {})  # no plain id
+    _hand_in(box, "cal+toy-1+not a time+abc", {})
+    found = inbound.scan(tmp_path / "exchange", "toy", "toy-1")
+    assert [(h.student_id, h.handed_in) for h in found] == [
+        ("a+b", datetime(2026, 12, 1, 10, 0, 0, 1)),
+        ("ada", datetime(2026, 12, 1, 10, 0, 0, 1)),
+    ]
+    ada = found[1]
+    ada.folder.chmod(0o755)
+    now = ada.folder.stat().st_mtime
+    assert not inbound.whole(ada, now + 1)  # nbgrader has not opened it yet: still writing
+    assert inbound.whole(ada, now + inbound.SETTLED + 1)  # a submit that died halfway
+    ada.folder.chmod(0o777)
+    assert inbound.whole(ada, now)
+    assert not inbound.whole(found[0], now + 1e6)  # no secret at all
+
+
+def test_a_hand_in_is_staged_without_following_links(tmp_path):
+    """A link (to the instructor's source, say) is never read; another notebook and a missing
+    one are named for the student's page."""
+    course = toy.write_course(tmp_path / "course", "toy-1", {"toy.ipynb": toy.DOUBLE})
+    toy.write_notebook(toy.DOUBLE, course / "release" / "toy-1" / "toy.ipynb")
+    from autograder.pipeline.course.assignment import find_assignment
+
+    a = find_assignment(course)
+    secret_source = course / "source" / "toy-1" / "toy.ipynb"
+    box = tmp_path / "inbound"
+    folder = _hand_in(box, "ada+toy-1+2026-12-01 10:00:00 UTC+x", {
+        "timestamp.txt": b"2026-12-01 10:00:00 UTC", "submission_secret.txt": b"s",
+        "Untitled.ipynb": b"{}", "data/notes.txt": b"mine",
+    })  # fmt: skip
+    (folder / "toy.ipynb").symlink_to(secret_source)
+    (folder / "linked").symlink_to(course / "source", target_is_directory=True)
+    hand_in = inbound.HandIn(folder.name, "ada", datetime(2026, 12, 1, 10), folder)
+    sub = inbound.stage(hand_in, tmp_path / "staged", a)
+    staged = tmp_path / "staged" / "ada" / "toy-1"
+    assert sorted(p.name for p in staged.rglob("*")) == [
+        "Untitled.ipynb", "data", "notes.txt", "submission_secret.txt", "timestamp.txt"
+    ]  # fmt: skip
+    assert not any(p.is_symlink() for p in staged.rglob("*"))
+    said = " ".join(sub.notes)
+    assert "links are not followed" in said and "toy.ipynb" in said
+    assert sub.timestamp == datetime(2026, 12, 1, 10)
+    assert "toy.ipynb" not in sub.files or b"BEGIN SOLUTION" not in sub.files["toy.ipynb"]
+
+
+def test_an_early_page_holds_back_what_hidden_tests_say_and_are(tmp_path):
+    nb = nbformat.from_dict(toy.notebook(*toy.DOUBLE))
+    failing = {"output_type": "error", "ename": "AssertionError", "evalue": "negatives: -6",
+               "traceback": ["AssertionError: negatives: -6"]}  # fmt: skip
+    nb.cells[2].outputs = [failing]
+    nb.cells[1].outputs = [dict(failing, evalue="visible says this")]
+    shown = pages.early(nb, {"test_double_negative"})
+    assert shown.cells[2].outputs[0]["evalue"] == pages.HIDDEN_MESSAGE
+    assert "-6" not in str(shown.cells[2].outputs)
+    assert "double(-3)" not in shown.cells[2].source  # the hidden code too, whatever the course
+    assert "negatives too" in shown.cells[2].source  # what the test checks stays
+    assert shown.cells[1].outputs[0]["evalue"] == "visible says this"
+    assert nb.cells[2].outputs == [failing]  # the notebook itself is left as it was
+
+
+def test_a_page_is_released_where_fetch_feedback_looks(tmp_path):
+    from nbgrader.utils import notebook_hash
+
+    released = pages.release(tmp_path, "toy", "secret", ["toy", "toy-Copy1"], "<html></html>")
+    assert released == 2
+    for stem in ("toy", "toy-Copy1"):
+        page = (
+            tmp_path
+            / "toy"
+            / "feedback"
+            / f"{notebook_hash(secret='secret', notebook_id=stem)}.html"
+        )
+        assert page.read_text() == "<html></html>"
+        assert oct(page.stat().st_mode & 0o777) == "0o644"
+    html = pages.notice_page("a <title>", ["kept & not graded"])
+    assert "a &lt;title&gt;" in html and "kept &amp; not graded" in html and 'lang="en"' in html
+
+
+def test_a_hand_in_owned_by_another_user_is_refused(tmp_path):
+    assert os.geteuid() == 0, "a second user must own a hand-in: run the suite as root"
+    folder = tmp_path / "root+toy-1+2026-12-01 10:00:00 UTC+x"
+    folder.mkdir()
+    os.chown(folder, 65534, 65534)  # nobody
+    refusal = inbound.owner_refusal(inbound.HandIn(folder.name, "root", T0, folder))
+    assert refusal is not None and "handed in as root by" in refusal
+    os.chown(folder, 0, 0)
+    assert inbound.owner_refusal(inbound.HandIn(folder.name, "root", T0, folder)) is None
