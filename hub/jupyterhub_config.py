@@ -93,3 +93,18 @@ c.Spawner.environment = {
     "NBGRADER_COURSE_ID": COURSE_ID,
     "NBGRADER_EXCHANGE": str(EXCHANGE),
 }
+
+# Graded on submit: the course's own service (`python -m autograder serve`), which the hub
+# starts with itself, restarts if it exits, and stops with itself. It runs as the hub does
+# (the instructor), in the course folder, from the course's environment: it grades each
+# hand-in in the exchange and returns its page there, for the Assignments tab's
+# "Fetch Feedback". HUB_SERVE=0 leaves it out (grading then waits for the TA's batch).
+if os.environ.get("HUB_SERVE", "1") != "0":
+    c.JupyterHub.services = [
+        {
+            "name": "autograder",
+            "command": [sys.executable, "-m", "autograder", "serve", "--course", str(COURSE)],
+            "cwd": str(COURSE),
+            "environment": {"NBGRADER_EXCHANGE": str(EXCHANGE)},
+        }
+    ]

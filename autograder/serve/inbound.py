@@ -127,7 +127,10 @@ def owner_refusal(hand_in: HandIn) -> str | None:
         claimed = pwd.getpwnam(hand_in.student_id).pw_uid
     except KeyError:
         return None
-    owner = hand_in.folder.lstat().st_uid
+    try:
+        owner = hand_in.folder.lstat().st_uid
+    except OSError:
+        return "its folder is gone"
     if owner == claimed:
         return None
     try:

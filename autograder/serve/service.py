@@ -203,7 +203,9 @@ class Service:
     def setup(self) -> None:
         """Everything grading needs, made afresh: at the start, and when the assignment
         changed (tests, points, config)."""
-        a = self.assignment
+        a = self.assignment = find_assignment(self.assignment.root, self.assignment.id)
+        self.policy = Policy.for_course(a)  # the course's config, read again
+        self.check_owner = bool(a.config.CollectApp.get("check_owner", True))
         self.stop_pool()
         remove_tree(str(self.scratch))
         self.scratch.mkdir(mode=0o700)
@@ -350,17 +352,12 @@ class Service:
             waiting = [
                 self.hand_in(e.key, student, e.handed_in) for e in entries if e.state == WAITING
             ]
-            ready = [h for h in waiting if inbound.whole(h)]
+            ready = [h for h in waiting if inbound.whole(h) and self.theirs(h)]
             if not ready:
                 continue
             newest = ready[-1]
             for older in ready[:-1]:
                 self.supersede(older, newest)
-            refusal = inbound.owner_refusal(newest) if self.check_owner else None
-            if refusal:
-                _log.warning(f"warning: refused {newest.key}: {refusal}")
-                self.journal.finish(newest.key, REFUSED, note=refusal)
-                continue
             history = [e for e in entries if e.key != newest.key]
             due = self.due_for(student)
             if not self.policy.grade_now(history, newest.handed_in, due, now):
@@ -379,6 +376,16 @@ class Service:
             future = self.pool.submit(worker.grade, submission)
             self.in_flight[student] = InFlight(newest, submission, staged, time.monotonic())
             future.add_done_callback(_put_in(self.done, student))
+
+    def theirs(self, hand_in: inbound.HandIn) -> bool:
+        """Is the hand-in its student's own (``c.CollectApp.check_owner``, as ``nbgrader
+        collect`` checks it)? One that is not is refused: it grades nothing, supersedes
+        nothing and uses no attempt of the student it names."""
+        refusal = inbound.owner_refusal(hand_in) if self.check_owner else None
+        if refusal:
+            _log.warning(f"warning: refused {hand_in.key}: {refusal}")
+            self.journal.finish(hand_in.key, REFUSED, note=refusal)
+        return refusal is None
 
     def collect(self, wait: float) -> None:
         """Take the results that came within ``wait`` seconds."""

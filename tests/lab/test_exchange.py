@@ -20,6 +20,8 @@ Not covered here: the same steps in a browser, through JupyterHub's
 import os
 import pwd
 import shutil
+import signal
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -242,3 +244,146 @@ def _removed_stays_removed(course_dir: Path, at: str) -> None:
     rows = {r["student_id"] for r in results.read_csv(out / "grades.csv")}
     assert rows == {"nbx-ada", UNREADABLE}
     assert not (out / "feedback" / "nbx-ben.html").exists()
+
+
+# -- Graded on submit ------------------------------------------------------------------------
+
+
+def _served_pages(user: str, python: str, at: str) -> list[str]:
+    """Every page ``user`` fetches with ``nbgrader fetch_feedback``, oldest hand-in first."""
+    lab_id = lab.ASSIGNMENT.id
+    fetched = _as(user, python, "-m", "nbgrader", "fetch_feedback", lab_id,
+                  f"--course={COURSE_ID}", at)  # fmt: skip
+    assert fetched.returncode == 0, fetched.stderr
+    home = Path(pwd.getpwnam(user).pw_dir)
+    folder = home / lab_id / "feedback"
+    found = sorted(folder.glob(f"*/{Path(lab.NOTEBOOK).stem}.html")) if folder.is_dir() else []
+    return [page.read_text() for page in found]
+
+
+def _submit(user: str, python: str, at: str) -> datetime:
+    """``nbgrader submit`` as ``user``; when it was handed in (nbgrader's stamp, naive UTC)."""
+    done = _as(user, python, "-m", "nbgrader", "submit", lab.ASSIGNMENT.id,
+               f"--course={COURSE_ID}", at)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def _journal(course_dir: Path) -> list[dict]:
+    path = course_dir / ".autograder" / f"serve-{lab.ASSIGNMENT.id}" / "journal.sqlite"
+    if not path.exists():
+        return []
+    with sqlite3.connect(path) as db:
+        db.row_factory = sqlite3.Row
+        return [dict(r) for r in db.execute("select * from hand_ins order by handed_in")]
+
+
+def _service(course_dir: Path, exchange: Path, log: Path) -> subprocess.Popen:
+    """``python -m autograder serve``, started by the instructor in the course folder."""
+    before = log.read_text().count("serving ") if log.exists() else 0
+    with log.open("a") as out:
+        service = subprocess.Popen(
+            [sys.executable, "-m", "autograder", "serve"], cwd=course_dir,
+            env={**tool_environment(), "NBGRADER_EXCHANGE": str(exchange)},
+            stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+    _until(lambda: log.read_text().count("serving ") > before, service, log)
+    return service
+
+
+def _until(what, service: subprocess.Popen, log: Path, seconds: float = 600) -> None:
+    """Wait for ``what``; the deadline guards against a hang and measures nothing."""
+    deadline = time.monotonic() + seconds
+    while not what():
+        assert service.poll() is None, log.read_text()[-3000:]
+        assert time.monotonic() < deadline, log.read_text()[-3000:]
+        time.sleep(0.2)
+
+
+def _served(course_dir: Path, user: str, hand_ins: int) -> bool:
+    mine = [e for e in _journal(course_dir) if e["student"] == user]
+    return len(mine) >= hand_ins and all(e["state"] != "waiting" and e["released"] for e in mine)
+
+
+def test_graded_on_submit_through_the_exchange(
+    shared_machine, users_env, release_nb, solution_nb, tmp_path
+):
+    """Students hand in as themselves; the instructor's service returns each page: fetched by
+    each student alone, within seconds (printed), through a kill, by the course's policy."""
+    course_dir, exchange = shared_machine
+    python = str(users_env / "bin" / "python")
+    at, lab_id = f"--Exchange.root={exchange}", lab.ASSIGNMENT.id
+    with open(course_dir / "course_config.py", "a") as config:  # the best of three attempts
+        config.write('\nc.Autograder.attempts = 3\nc.Autograder.counts = "best"\n')
+    done = _nbgrader("release_assignment", lab_id, at, cwd=course_dir)
+    assert done.returncode == 0, done.stderr
+    log = tmp_path / "serve.log"
+    service = _service(course_dir, exchange, log)
+    latency: dict[str, float] = {}
+    try:
+        answers = {**STUDENTS, UNREADABLE: "correct/loops"}
+        for user in USERS:
+            fetched = _as(user, python, "-m", "nbgrader", "fetch_assignment", lab_id,
+                          f"--course={COURSE_ID}", at)  # fmt: skip
+            assert fetched.returncode == 0, fetched.stderr
+            text = _answers(answers[user], release_nb, solution_nb)
+            _fill_in(user, text[:300] if user == UNREADABLE else text)
+        handed = {user: _submit(user, python, at) for user in USERS}
+        for user in USERS:
+            _until(lambda u=user: _served(course_dir, u, 1), service, log)
+            (entry,) = [e for e in _journal(course_dir) if e["student"] == user]
+            latency[user] = (
+                datetime.fromisoformat(entry["released"]) - handed[user]
+            ).total_seconds()
+        pages = {user: _served_pages(user, python, at) for user in USERS}
+        rows = {r["student_id"]: r for r in results.read_csv(course_dir / "grades" / "grades.csv")}
+        for user in STUDENTS:
+            (page,) = pages[user]
+            assert f"feedback for {user}" in page and "attempt 1" in page
+            assert f"Score: <b>{float(rows[user]['score'])} / " in page
+            assert "BEGIN HIDDEN TESTS" not in page and "BEGIN SOLUTION" not in page
+        assert float(rows["nbx-ada"]["score"]) == lab.AUTOGRADED
+        assert rows["nbx-ben"]["test_concat_heads"] == "0"
+        assert "Grading note (unreadable)" in pages[UNREADABLE][0]
+
+        # zed hands in as ada: a folder of his in the inbound, named for her
+        forged = (
+            exchange
+            / COURSE_ID
+            / "inbound"
+            / f"nbx-ada+{lab_id}+{datetime.now(UTC):%Y-%m-%d %H:%M:%S.%f} UTC+forged"
+        )
+        assert _as(UNREADABLE, "mkdir", str(forged)).returncode == 0
+        assert _as(UNREADABLE, "touch", str(forged / "submission_secret.txt")).returncode == 0
+        assert _as(UNREADABLE, "chmod", "777", str(forged)).returncode == 0
+        _until(lambda: any(e["key"] == forged.name and e["state"] == "refused"
+                           for e in _journal(course_dir)), service, log)  # fmt: skip
+
+        # ben, right now: killed outright just after, the service loses nothing on restart
+        _fill_in("nbx-ben", _answers("correct/loops", release_nb, solution_nb))
+        _submit("nbx-ben", python, at)
+        os.killpg(service.pid, signal.SIGKILL)
+        service.wait(timeout=60)
+        service = _service(course_dir, exchange, log)
+        _until(lambda: _served(course_dir, "nbx-ben", 2), service, log)
+        # and then the untouched release: a third page, but his best stays in the gradebook
+        _fill_in("nbx-ben", nbformat.writes(release_nb))
+        _submit("nbx-ben", python, at)
+        _until(lambda: _served(course_dir, "nbx-ben", 3), service, log)
+    finally:
+        os.killpg(service.pid, signal.SIGTERM)
+        assert service.wait(timeout=60) == 0, log.read_text()[-3000:]
+    first, best, blank = _served_pages("nbx-ben", python, at)
+    assert first == pages["nbx-ben"][0]
+    assert f"Score: <b>{float(lab.AUTOGRADED)} / " in best and "attempt 2" in best
+    assert "attempt 3" in blank and "does not count" in blank and "Score: <b>0.0 / " in blank
+    rows = {r["student_id"]: r for r in results.read_csv(course_dir / "grades" / "grades.csv")}
+    assert float(rows["nbx-ben"]["score"]) == lab.AUTOGRADED  # the best, not the last
+    ben = [e for e in _journal(course_dir) if e["student"] == "nbx-ben"]
+    assert [(e["attempt"], bool(e["counts"])) for e in ben] == [(1, False), (2, True), (3, False)]
+    assert float(rows["nbx-ada"]["score"]) == lab.AUTOGRADED  # zed's forgery changed nothing
+    assert [e["state"] for e in _journal(course_dir) if e["student"] == "nbx-ada"] == [
+        "graded", "refused"
+    ]  # fmt: skip
+    print("\ngraded on submit, seconds from hand-in to page:",
+          ", ".join(f"{u} {s:.1f}" for u, s in latency.items()))  # fmt: skip

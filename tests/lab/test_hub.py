@@ -1,17 +1,18 @@
-"""Do students work through a real JupyterHub, in a browser, and get their feedback back?
+"""Do students work through a real JupyterHub, in a browser, and get their pages back at once?
 
 The hub of ``hub/jupyterhub_config.py`` is started as ``make hub`` starts it,
-with two students who are real Linux users (PAM passwords) and nbgrader's
-exchange shared. Each student logs in in headless Chromium, opens JupyterLab's
-*Assignments* tab (Nbgrader menu, Assignment List), fetches the lab, fills it in
-(saved into their folder, as JupyterLab saves a file), and submits in the tab.
-The instructor collects, grades with ``python -m autograder grade submitted``
-and releases feedback; each student fetches it in the tab. Along the way, each
-runs ``self_check.py`` in a terminal, one submits twice (the newer is graded)
-and late (the due date falls between the two students: the page names the
-penalty). Screenshots of each
-student's tab, submitted and with feedback, are kept in ``DIR``
-(``tests/screenshots/hub`` unless ``HUB_SCREENSHOTS`` names another folder).
+with two students who are real Linux users (PAM passwords), nbgrader's
+exchange shared, and the course's service (``python -m autograder serve``)
+running as the hub's managed service. Each student logs in in headless
+Chromium, opens JupyterLab's *Assignments* tab (Nbgrader menu, Assignment
+List), fetches the lab, fills it in (saved into their folder, as JupyterLab
+saves a file), and submits in the tab; then clicks *Fetch Feedback* in the same
+tab until their page is there, with no instructor's step between. Along the
+way, each runs ``self_check.py`` in a terminal, and one submits twice (a page
+for each hand-in) and late (the due date falls between the two students: the
+page names the penalty). Screenshots of each student's tab, submitted and with
+feedback, are kept in ``DIR`` (``tests/screenshots/hub`` unless
+``HUB_SCREENSHOTS`` names another folder).
 """
 
 import os
@@ -27,16 +28,18 @@ from pathlib import Path
 
 import pytest
 
+from autograder.pipeline import results
+
 from ..engine import browser
 from . import lab
 from .test_exchange import (  # noqa: F401 (shared_machine: a fixture)
+    COURSE_ID,
     STUDENTS,
     _answers,
     _as,
-    _check_own_feedback,
     _fill_in,
-    _grade_and_release,
     _nbgrader,
+    _served_pages,
     shared_machine,
 )
 
@@ -79,6 +82,8 @@ def test_the_hub_refuses_an_environment_students_cannot_run(users_env, tmp_path)
 def hub(shared_machine, users_env, tmp_path):  # noqa: F811 (the fixtures imported above)
     """``(URL, passwords, course, exchange)``: the course's hub running, students able to log in."""
     course_dir, exchange = shared_machine
+    with open(course_dir / "course_config.py", "a") as config:  # late work scores nothing
+        config.write('\nc.LateSubmissionPlugin.penalty_method = "zero"\n')
     passwords = {user: f"pw-{user}-{os.getpid()}" for user in STUDENTS}
     done = subprocess.run(
         ["chpasswd"], input="".join(f"{u}:{p}\n" for u, p in passwords.items()), text=True
@@ -162,20 +167,36 @@ def _submit(tab: browser.Tab, times: int) -> None:
     tab.wait_for(listed, 60, f"submission {times} in the tab")
 
 
+def _fetch_feedback(tab: browser.Tab, pages: int) -> None:
+    """Click *Fetch Feedback* in the tab until it lists ``pages`` *view feedback* links (the
+    service grades each hand-in as it arrives: a click may come before its page)."""
+    count = "(document.body.innerText.match(/view feedback/g) || []).length"
+    deadline = time.monotonic() + 300  # a guard against a hang, never a measure
+    while True:
+        tab.click("button", "Fetch Feedback")
+        try:
+            tab.wait_for(f"{count} >= {pages}", 5, f"{pages} feedback link(s)")
+            return
+        except AssertionError:
+            assert time.monotonic() < deadline, f"no {pages} page(s) in the tab"
+
+
 def test_students_work_through_the_hub(hub, users_env, release_nb, solution_nb):  # noqa: F811
-    """Fetch, fill in, submit in the tab; grade; fetch feedback in the tab: each their own?"""
+    """Fetch, fill in, submit in the tab; fetch the page in the same tab: each their own?"""
     url, passwords, course_dir, exchange = hub
     lab_id = lab.ASSIGNMENT.id
     at = f"--Exchange.root={exchange}"
     done = _nbgrader("release_assignment", lab_id, at, cwd=course_dir)
     assert done.returncode == 0, done.stderr
+    python = str(users_env / "bin" / "python")
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     with browser.Browser() as chromium:
-        due = None
         for user, answers in STUDENTS.items():
             if user == "nbx-ben":  # ada hands in on time; the due date passes; then ben
-                time.sleep(1.5)
                 due = datetime.now(UTC)
+                when = f"--duedate={due:%Y-%m-%d %H:%M:%S.%f} UTC"
+                dated = _nbgrader("db", "assignment", "add", lab_id, when, cwd=course_dir)
+                assert dated.returncode == 0, dated.stderr
                 time.sleep(1.5)
             with chromium.tab() as tab:
                 _log_in(tab, url, user, passwords[user])
@@ -186,24 +207,29 @@ def test_students_work_through_the_hub(hub, users_env, release_nb, solution_nb):
                     ".some(b => b.textContent.trim() === 'Submit')"
                 )
                 tab.wait_for(fetched, 60, "the fetched lab")
-                if user == "nbx-ben":  # hands in the untouched release first
+                if user == "nbx-ben":  # hands in the untouched release first, and reads it
                     _submit(tab, times=1)
+                    _fetch_feedback(tab, 1)
                 _fill_in(user, _answers(answers, release_nb, solution_nb))
                 home = Path(pwd.getpwnam(user).pw_dir)
-                check = _as(user, str(users_env / "bin" / "python"), "self_check.py",
-                            cwd=home / lab_id)  # fmt: skip
+                check = _as(user, python, "self_check.py", cwd=home / lab_id)
                 assert check.returncode == (0 if answers.startswith("correct/") else 1)
-                _submit(tab, times=2 if user == "nbx-ben" else 1)
+                hand_ins = 2 if user == "nbx-ben" else 1
+                _submit(tab, times=hand_ins)
                 tab.screenshot(SCREENSHOTS / f"{user}-submitted.png")
-
-        rows = _grade_and_release(course_dir, at, due)
-
-        for user in STUDENTS:
-            with chromium.tab() as tab:
-                _log_in(tab, url, user, passwords[user])
-                _open_assignments(tab)
-                tab.click("button", "Fetch Feedback")
-                tab.wait_for("document.body.innerText.includes('view feedback')", 60,
-                             "the feedback link")  # fmt: skip
+                _fetch_feedback(tab, hand_ins)  # no instructor's step: the service's pages
                 tab.screenshot(SCREENSHOTS / f"{user}-feedback.png")
-            _check_own_feedback(user, rows)
+
+    rows = {r["student_id"]: r for r in results.read_csv(course_dir / "grades" / "grades.csv")}
+    top = float(rows["nbx-ada"]["max_score"])
+    ada, ben = (_served_pages(u, python, at) for u in STUDENTS)
+    (page,) = ada
+    assert "feedback for nbx-ada" in page and f"Score: <b>{float(lab.AUTOGRADED)} / {top}" in page
+    blank, wrong = ben
+    assert "feedback for nbx-ben" in wrong and "feedback for nbx-ada" not in wrong
+    raw = float(rows["nbx-ben"]["raw_score"])
+    assert 0 < raw < lab.AUTOGRADED and float(rows["nbx-ben"]["score"]) == 0  # late: "zero"
+    assert f"late submission penalty of {raw}" in wrong and "attempt 2" in wrong
+    assert "attempt 1" in blank
+    for page in (*ada, *ben):
+        assert "BEGIN HIDDEN TESTS" not in page and "BEGIN SOLUTION" not in page
