@@ -105,6 +105,7 @@ format: setup
 ## Time stock nbgrader against ours on 60 submissions, then with failure cases mixed in.
 bench: setup
 	$(PY) bench/bench.py --students 60 --failures 16 --record docs/_generated/bench.txt
+	$(PY) bench/serve_latency.py --students 30 --within 60 --record docs/_generated/serve_latency.txt
 
 ## Grade classes of 60 and 1,000 (failure cases mixed in): time and memory per submission.
 bench-scale: setup

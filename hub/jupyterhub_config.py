@@ -12,6 +12,8 @@ and the exchange, both read here from the course's settings
 (``course_config.py``; ``NBGRADER_COURSE`` names another course folder). The
 exchange must be a folder students can reach (``NBGRADER_EXCHANGE``, as
 docs/instructors.md says: ``/srv/nbgrader/exchange`` made with ``chmod ugo+rw``).
+The hub runs the course's service (``python -m autograder serve``, docs/graded-on-submit.md)
+as a managed service unless ``HUB_SERVE=0``: students' hand-ins are graded as they arrive.
 ``tests/lab/test_hub.py`` starts the hub the same way. For a real deployment, see
 docs/instructors.md.
 """

@@ -39,9 +39,8 @@ from autograder.pipeline.submissions.collect import Submission
 
 _log = logging.getLogger(__name__)
 
-SETTLED = (
-    10.0  #: seconds without a change after which a hand-in without nbgrader's last step is read
-)
+#: seconds without a change after which a hand-in nbgrader never finished is read as it is
+SETTLED = 10.0
 MAX_FILES = 200  #: files copied from one hand-in, at most
 EXCHANGE_FILES = ("timestamp.txt", "submission_secret.txt")  #: nbgrader's, beside the work
 

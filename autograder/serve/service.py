@@ -55,7 +55,7 @@ import nbformat
 
 from autograder import log
 from autograder.pipeline import results
-from autograder.pipeline.course import extensions, notebook, turns
+from autograder.pipeline.course import extensions, notebook, removals, turns
 from autograder.pipeline.course.assignment import Assignment, find_assignment
 from autograder.pipeline.course.gradebook import (
     due_date,
@@ -83,6 +83,8 @@ _log = logging.getLogger(__name__)
 POLL = 0.5  #: seconds between looks at the inbound folder
 RETRIES = 2  #: times a hand-in the grader (not the student) failed on is graded again at once
 REPORT_AFTER = 2.0  #: seconds without a new result before the class report is written again
+REFRESH = 2.0  #: seconds between reading the due date, extensions and removals again
+CHANGED = 10.0  #: seconds between looks at whether the assignment (tests, config) changed
 SERVICE_LOCK = ".serve.lock"  #: in the course folder: held by the one service running
 
 
@@ -194,6 +196,7 @@ class Service:
         self.known: set[str] = set()
         self.due: datetime | None = None
         self.granted: dict[str, extensions.Extension] = {}
+        self.removed: set[str] = set()  # students a TA took out of the assignment
         self.waited_for = ""  # whose turn the service last said it waits for
         self.report_due = 0.0  # when to write the class report again (0: not needed)
         self.sources = ""
@@ -267,16 +270,18 @@ class Service:
                 f"{self.policy.counts} counts (Ctrl-C stops)",
                 extra=log.TO_STDERR,
             )
-            checked = time.monotonic()
+            checked = refreshed = 0.0
             while True:
-                self.refresh()
+                if time.monotonic() - refreshed >= REFRESH:
+                    refreshed = time.monotonic()
+                    self.refresh()
                 self.scan()
                 self.publish_due()
                 self.dispatch()
                 self.collect(POLL)
                 self.record()
                 self.write_report()
-                if time.monotonic() - checked > 10:
+                if time.monotonic() - checked > CHANGED and not self.results:
                     checked = time.monotonic()
                     if sources_hash(self.assignment) != self.sources:
                         _log.warning("the assignment changed: starting the workers afresh")
@@ -304,11 +309,13 @@ class Service:
             self.journal.close()
 
     def refresh(self) -> None:
-        """The due date and extensions, as the course holds them now (a TA may change them)."""
+        """The due date, extensions and removals, as the course holds them now (a TA may
+        change them)."""
         self.due = due_date(self.assignment)
         try:
             self.granted = extensions.granted(self.assignment)
-        except UserError as why:  # a TA's half-edited extensions.toml: keep the last good one
+            self.removed = set(removals.recorded(self.assignment))
+        except UserError as why:  # a TA's half-edited file: keep the last good one
             _log.warning(f"warning: {why}")
 
     def due_for(self, student: str) -> datetime | None:
@@ -354,6 +361,10 @@ class Service:
             ]
             ready = [h for h in waiting if inbound.whole(h) and self.theirs(h)]
             if not ready:
+                continue
+            if student in self.removed:  # as `grade` skips them: `remove --undo` brings them back
+                for hand_in in ready:
+                    self.refuse_removed(hand_in)
                 continue
             newest = ready[-1]
             for older in ready[:-1]:
@@ -438,6 +449,7 @@ class Service:
                 results.exclusive(self.out.lock, str(self.out.root), wait=False),
             ):
                 self.waited_for = ""
+                self.removed = set(removals.recorded(self.assignment))  # as of this turn
                 self.recording.recorder = results.Recorder(
                     self.assignment, self.db_url, self.out.root
                 )
@@ -493,6 +505,10 @@ class Service:
         """Record one graded hand-in as the policy says, and release its page."""
         hand_in, a = flight.hand_in, self.assignment
         student = hand_in.student_id
+        if student in self.removed:  # taken out while it was graded
+            self.refuse_removed(hand_in)
+            shutil.rmtree(flight.staged, ignore_errors=True)
+            return
         entries = self.journal.entries(student)
         earlier = [e for e in entries if e.state == GRADED and e.key != hand_in.key]
         due, now = self.due_for(student), utc_now()
@@ -631,6 +647,17 @@ class Service:
         )
         self.release(older, pages.notice_page(self.title(older.student_id), [said]))
         self.journal.finish(older.key, SUPERSEDED, shown="full")
+
+    def refuse_removed(self, hand_in: inbound.HandIn) -> None:
+        """A hand-in of a student the TA removed from the assignment: not graded, and the
+        page says whom to ask."""
+        said = (
+            f"This hand-in was not graded: you were taken out of {self.assignment.id}. "
+            "If that is a mistake, ask your instructor."
+        )
+        self.release(hand_in, pages.notice_page(self.title(hand_in.student_id), [said]))
+        self.journal.finish(hand_in.key, REFUSED, shown="full", note="removed from the assignment")
+        _log.warning(removals.skipped_line([hand_in.student_id], self.assignment.id))
 
     def keep(self, hand_in: inbound.HandIn, due: datetime | None) -> None:
         """A hand-in beyond the attempts allowed: kept, graded once the due date passed."""

@@ -201,6 +201,12 @@ def test_each_hand_in_is_graded_on_arrival_and_its_page_comes_back(served, tmp_p
         _wait(lambda: _done(course, "dan", 1), service, log)
         extended = run_command_line(["extend", "dan", "--days", "1"], timeout=300, cwd=course)
         assert extended.returncode == 0, extended.stderr
+        # the TA removes cal: his next hand-in is not graded, and he is told
+        removed = run_command_line(["remove", "cal"], timeout=300, cwd=course)
+        assert removed.returncode == 0, removed.stderr
+        students.hand_in("cal", toy.SOLVED)
+        _wait(lambda: _done(course, "cal", 2), service, log)
+        assert "you were taken out of toy-1" in students.pages("cal")[1]
 
         # killed outright right after a hand-in: the next start loses nothing, counts it once
         students.hand_in("eve", toy.SOLVED)
@@ -232,6 +238,10 @@ def test_each_hand_in_is_graded_on_arrival_and_its_page_comes_back(served, tmp_p
     assert batch.returncode == 0, batch.stderr
     again = {r["student_id"]: r for r in results.read_csv(tmp_path / "b" / "grades.csv")}
     assert again == rows, batch.stderr
+    assert "cal" not in rows  # removed, and not brought back by his hand-in
+    status = run_command_line(["status"], timeout=300, cwd=course)  # every output agrees
+    assert status.returncode == 1 and "differs" not in status.stdout, status.stdout
+    assert "a written answer awaits a TA" in status.stdout  # not final: a TA grades it
     assert rows["ben"]["score"] == "3"  # the kept hand-in, graded after the due date, is last
     ledger = json.loads((course / ".autograder" / ID / "eve.json").read_text())
     assert ledger["row"]["student_id"] == "eve"
