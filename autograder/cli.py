@@ -61,21 +61,7 @@ def _grade_parser(commands: Any) -> None:
     parser.add_argument("submissions", help="a folder (nbgrader layout or LMS files) or a .zip")
     _common(parser)
     run = grade.grade
-    # Limits left out come from the course's config (c.Autograder, pipeline/settings.py).
-    parser.add_argument(
-        "--jobs", type=int, help="parallel workers (c.Autograder.jobs, else every core)"
-    )
-    parser.add_argument(
-        "--timeout",
-        type=float,
-        help="seconds per cell (c.Autograder.timeout, else c.Execute.timeout)",
-    )
-    parser.add_argument(
-        "--wall", type=float, help=f"seconds per notebook (c.Autograder.wall, else {WALL:g})"
-    )
-    parser.add_argument(
-        "--memory", type=int, help=f"MiB per submission (c.Autograder.memory, else {MEMORY})"
-    )
+    _limits(parser)
     out = default(run, "out")
     parser.add_argument("--out", default=out, help=f"where grades.csv and feedback/ go ({out})")
     parser.add_argument("--force", action="store_true", help="regrade unchanged submissions too")
@@ -102,28 +88,14 @@ def _grade_parser(commands: Any) -> None:
         metavar="ADDRESS",
         help="a running Dask scheduler (tcp://HOST:8786) whose workers grade instead",
     )
-    parser.add_argument(
-        "--no-sandbox",
-        dest="sandbox",
-        action="store_const",
-        const=False,
-        help="run student code without bubblewrap (only for code you trust)",
-    )
     parser.set_defaults(run=run, positional=["submissions"])
 
 
-def _serve_parser(commands: Any) -> None:
-    parser = commands.add_parser(
-        "serve",
-        help="grade each hand-in as it arrives in nbgrader's exchange; return its page there",
-        description="Watch the exchange's inbound folder: grade each `nbgrader submit` in the "
-        "sandbox, record it in the gradebook as `grade` does, and release its feedback page "
-        "for `nbgrader fetch_feedback`. Runs until Ctrl-C or SIGTERM.",
-    )
-    _common(parser)
-    run = service.serve
+def _limits(parser: argparse.ArgumentParser) -> None:
+    """The workers and the limits on student code, ``grade``'s and ``serve``'s; each left out
+    is the course's (c.Autograder in its config, pipeline/settings.py)."""
     parser.add_argument(
-        "--jobs", type=int, help="hand-ins graded at once (c.Autograder.jobs, else every core)"
+        "--jobs", type=int, help="parallel workers (c.Autograder.jobs, else every core)"
     )
     parser.add_argument(
         "--timeout",
@@ -136,19 +108,32 @@ def _serve_parser(commands: Any) -> None:
     parser.add_argument(
         "--memory", type=int, help=f"MiB per submission (c.Autograder.memory, else {MEMORY})"
     )
-    out = default(run, "out")
-    parser.add_argument("--out", default=out, help=f"the class folder: grades.csv, pages ({out})")
-    parser.add_argument(
-        "--once",
-        action="store_true",
-        help="stop once every hand-in waiting at the start is graded (a cron job's run)",
-    )
     parser.add_argument(
         "--no-sandbox",
         dest="sandbox",
         action="store_const",
         const=False,
         help="run student code without bubblewrap (only for code you trust)",
+    )
+
+
+def _serve_parser(commands: Any) -> None:
+    parser = commands.add_parser(
+        "serve",
+        help="grade each hand-in as it arrives in nbgrader's exchange; return its page there",
+        description="Watch the exchange's inbound folder: grade each `nbgrader submit` in the "
+        "sandbox, record it in the gradebook as `grade` does, and release its feedback page "
+        "for `nbgrader fetch_feedback`. Runs until Ctrl-C or SIGTERM.",
+    )
+    _common(parser)
+    run = service.serve
+    _limits(parser)
+    out = default(run, "out")
+    parser.add_argument("--out", default=out, help=f"the class folder: grades.csv, pages ({out})")
+    parser.add_argument(
+        "--once",
+        action="store_true",
+        help="stop once every hand-in waiting at the start is graded (a cron job's run)",
     )
     parser.set_defaults(run=run, positional=[])
 

@@ -132,15 +132,11 @@ def grade(
     """
     chosen = find_assignment(course, assignment)
     limits = GradingLimits.for_course(chosen, timeout, wall, memory, sandbox)
-    if jobs is None:
-        jobs = configured(chosen).jobs or default_jobs()
-    if jobs <= 0:
-        raise UserError(f"--jobs must be positive, not {jobs}")
     request = Request(
         Path(submissions),
         chosen,
         ClassFolder(Path(out).resolve()),
-        jobs,
+        job_count(chosen, jobs),
         limits,
         force,
         pattern,
@@ -362,6 +358,16 @@ def _clean_up() -> None:
 
 def _interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
+
+
+def job_count(assignment: Assignment, jobs: int | None) -> int:
+    """The workers a run asked for (``--jobs``), else the course's (``c.Autograder.jobs``),
+    else every core; one that is not positive is the user's mistake."""
+    if jobs is None:
+        jobs = configured(assignment).jobs or default_jobs()
+    if jobs <= 0:
+        raise UserError(f"--jobs must be positive, not {jobs}")
+    return jobs
 
 
 def default_jobs() -> int:

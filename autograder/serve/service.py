@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+from nbgrader.exchange.default.exchange import Exchange as ExchangeRoot
 
 from autograder import log
 from autograder.pipeline import results
@@ -66,12 +67,12 @@ from autograder.pipeline.course.gradebook import (
 from autograder.pipeline.dispatch import pools
 from autograder.pipeline.errors import Status, UserError
 from autograder.pipeline.files import write_atomic
-from autograder.pipeline.grade import Request, default_jobs
+from autograder.pipeline.grade import Request, job_count
 from autograder.pipeline.grading import worker
 from autograder.pipeline.recording import Recording, snapshot
 from autograder.pipeline.reports import class_report, feedback_page
 from autograder.pipeline.results import ClassFolder, Graded, StoredRows
-from autograder.pipeline.settings import GradingLimits, configured
+from autograder.pipeline.settings import GradingLimits
 from autograder.pipeline.submissions.collect import Submission
 from autograder.sandbox.clean_up import remove_tree
 from autograder.serve import inbound, pages
@@ -125,16 +126,13 @@ def serve(
     """
     chosen = find_assignment(course, assignment)
     limits = GradingLimits.for_course(chosen, timeout, wall, memory, sandbox)
-    if jobs is None:
-        jobs = configured(chosen).jobs or default_jobs()
-    if jobs <= 0:
-        raise UserError(f"--jobs must be positive, not {jobs}")
+    jobs = job_count(chosen, jobs)
     course_id = chosen.config.CourseDirectory.get("course_id") or ""
-    exchange = chosen.config.Exchange.get("root")
-    if not course_id or not exchange:
+    exchange = chosen.config.Exchange.get("root") or ExchangeRoot.root.default_value
+    if not course_id:
         raise UserError(
-            "serve needs the course's c.CourseDirectory.course_id and c.Exchange.root "
-            "(nbgrader's exchange) in its config"
+            "serve needs the course's id in its config (c.CourseDirectory.course_id), as "
+            "nbgrader's exchange does"
         )
     unreleased = [n for n in chosen.notebooks if not chosen.release(n).is_file()]
     if unreleased:

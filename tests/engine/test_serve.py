@@ -252,3 +252,19 @@ def test_each_hand_in_is_graded_on_arrival_and_its_page_comes_back(served, tmp_p
 
 def _journal_state(course: Path, student: str) -> list[str]:
     return [e["state"] for e in _journal(course) if e["student"] == student]
+
+
+def test_a_mistake_in_starting_it_is_one_line(lesson_course, tmp_path):
+    """A limit that is not positive, a course without an id: one line, exit status 2."""
+    for argv, said in (
+        (["serve", "--jobs", "0"], "--jobs must be positive"),
+        (["serve", "--wall", "-1"], "--wall must be positive"),
+    ):
+        done = run_command_line(argv, timeout=120, cwd=lesson_course)
+        assert done.returncode == 2 and said in done.stderr, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+    config = lesson_course / "nbgrader_config.py"
+    config.write_text(config.read_text().replace('c.CourseDirectory.course_id = "toy"', ""))
+    done = run_command_line(["serve"], timeout=120, cwd=lesson_course)
+    assert done.returncode == 2 and "c.CourseDirectory.course_id" in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
