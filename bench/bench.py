@@ -1,10 +1,14 @@
 """Time stock ``nbgrader autograde`` against ``python -m autograder grade``.
 
 Builds a class of N submissions (default 60) cycling through the answer corpus
-(correct styles and realistic mistakes), grades it once with plain
-``nbgrader autograde`` (one command, as a TA would run it) and once with our
-grader (``--jobs`` workers, default all cores), checks that every test cell got
-the same points from both, and prints seconds per submission and the ratio.
+(correct styles and realistic mistakes), grades it with plain
+``nbgrader autograde`` (one command, as a TA would run it; then split over as
+many processes as ours has workers) and with our grader (``--jobs`` workers,
+default all cores), checks that every test cell got the same points from all,
+and prints for each run its wall time and its CPU time, every process it
+started included (each run in a cgroup of its own, ``bench/cpu.py``), per
+submission too; then the CPU ratio, the wall ratios at equal cores and with
+stock on its one core, and our main process's own CPU per submission.
 
 With ``--failures K``, it then grades the same class again with K of its
 submissions replaced by the failure cases of ``tests/lab/hostile.py`` (broken
@@ -50,11 +54,15 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from typing import NamedTuple
 
 import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(1, str(ROOT / "bench"))  # cpu.py, however this file is loaded
+
+from cpu import CpuGroup  # noqa: E402  (bench/cpu.py, beside this file)
 
 from autograder import startup  # noqa: E402
 from autograder.pipeline import results  # noqa: E402
@@ -112,15 +120,33 @@ def mix_in_failures(files, count, context):
     return files, replaced
 
 
-def time_stock(submissions, assignment=None):
-    """Seconds for one plain ``nbgrader autograde`` over the class, and its results."""
-    start = time.perf_counter()
-    graded = stock.autograde(submissions, jobs=1, assignment=assignment)
-    return time.perf_counter() - start, graded
+class Timed(NamedTuple):
+    """One grading run: wall seconds, CPU seconds of every process it started (a cgroup of
+    its own, :mod:`cpu`), its results (``{student_id: row}``, or stock's), and ours' main
+    process's own CPU seconds."""
+
+    seconds: float
+    cpu: float
+    results: dict
+    main: float = float("nan")  # ours: the main process's own CPU seconds, as grade prints it
+
+
+def _row(label, run, n):
+    """One run's line: wall and CPU seconds, and CPU per submission."""
+    return f"{label:28}{run.seconds:7.1f} s{run.cpu:8.1f} s{run.cpu / n * 1000:8.0f} ms"
+
+
+def time_stock(submissions, assignment=None, jobs=1):
+    """Plain ``nbgrader autograde`` over the class, split over ``jobs`` processes (each a
+    scratch course of its own, as ``--student`` would split it): a :class:`Timed`."""
+    with CpuGroup("bench-stock") as group:
+        start = time.perf_counter()
+        graded = stock.autograde(submissions, jobs=jobs, assignment=assignment, join=group.join)
+        return Timed(time.perf_counter() - start, group.seconds(), graded)
 
 
 def time_ours(files, jobs, scratch, assignment=None, *extra):
-    """Seconds for ``python -m autograder grade`` over ``{student_id: bytes}``, and its rows.
+    """``python -m autograder grade`` over ``{student_id: bytes}``: a :class:`Timed`.
 
     extra: more options for ``grade`` (``--timeout 3``). The command's output is
     kept in ``scratch/grade.out`` (see :func:`peak_memory`).
@@ -135,11 +161,14 @@ def time_ours(files, jobs, scratch, assignment=None, *extra):
     command = [sys.executable, "-m", "autograder", "grade", str(folder),
                "--course", str(course_dir), "--out", str(out), "--jobs", str(jobs),
                "--assignment", assignment.id, *extra]  # fmt: skip
-    start = time.perf_counter()
-    done = subprocess.run(command, check=True, capture_output=True, text=True, cwd=ROOT)
-    seconds = time.perf_counter() - start
+    with CpuGroup("bench-ours") as group:
+        start = time.perf_counter()
+        done = subprocess.run(command, check=True, capture_output=True, text=True, cwd=ROOT,
+                              preexec_fn=group.join)  # fmt: skip
+        seconds, cpu = time.perf_counter() - start, group.seconds()
     (scratch / "grade.out").write_text(done.stdout)
-    return seconds, {r["student_id"]: r for r in results.read_csv(out / "grades.csv")}
+    rows = {r["student_id"]: r for r in results.read_csv(out / "grades.csv")}
+    return Timed(seconds, cpu, rows, main_cpu(done.stdout))
 
 
 def time_ours_fresh(files, jobs, assignment=None):
@@ -175,7 +204,7 @@ def run_failures(files, count, jobs, stock_results):
     with tempfile.TemporaryDirectory(prefix="bench-failures-") as scratch:
         scratch = Path(scratch)
         files, replaced = mix_in_failures(files, count, _context(scratch))
-        seconds, rows = time_ours(files, jobs, scratch)
+        seconds, _, rows, _ = time_ours(files, jobs, scratch)
         main_mib, worker_mib = peak_memory((scratch / "grade.out").read_text())
     problems = [f"{s}: no row" for s in files if s not in rows]
     for sid, name in replaced.items():
@@ -264,7 +293,7 @@ def run_scale(sizes, jobs, timeout=3):
             scratch = Path(scratch)
             count = round(size * SCALE_SHARE[0] / SCALE_SHARE[1])
             files, _ = mix_in_failures(files, count, _context(scratch))
-            seconds, rows = time_ours(files, jobs, scratch, None, "--timeout", f"{timeout:g}")
+            seconds, _, rows, _ = time_ours(files, jobs, scratch, None, "--timeout", f"{timeout:g}")
             output = (scratch / "grade.out").read_text()
             main_mib, worker_mib = peak_memory(output)
             cpu = main_cpu(output)
@@ -298,7 +327,7 @@ def run_runaway(files, jobs, without_seconds, timeout=None):
     files[first] = hostile.FAILURES["runaway_attention"].build(release_nb, solution_nb, {})
     extra = ["--timeout", f"{timeout:g}"] if timeout else []
     with tempfile.TemporaryDirectory(prefix="bench-runaway-") as scratch:
-        seconds, rows = time_ours(files, jobs, Path(scratch), None, *extra)
+        seconds, _, rows, _ = time_ours(files, jobs, Path(scratch), None, *extra)
     timeout = timeout or float(lab.ASSIGNMENT.config.Execute.get("timeout", 30))
     print("\nthe same class with one student's attention_weights looping forever:")
     print(f"python -m autograder     : {seconds:7.1f} s  (without it: {without_seconds:.1f} s)")
@@ -344,18 +373,33 @@ def main():
     files = as_files(submissions)
     # Ours once before stock's run and the rest after it; the median counts (see above).
     first = time_ours_fresh(files, args.jobs, assignment)
-    stock_seconds, stock_results = time_stock(submissions, assignment)
+    stock_run = time_stock(submissions, assignment)
     runs = [first, *(time_ours_fresh(files, args.jobs, assignment) for _ in range(args.repeat - 1))]
-    timings = [seconds for seconds, _ in runs]
-    differ = sorted({s for _, rows in runs for s in differing(stock_results, rows, stock_results)})
-    our_seconds = statistics.median(timings)
+    stock_results = stock_run.results
+    # stock split over as many processes as ours has workers: wall time at equal cores
+    stock_split = time_stock(submissions, assignment, jobs=args.jobs)
+    differ = sorted(
+        {s for run in runs for s in differing(stock_results, run.results, stock_results)}
+    )
+    differ += [s for s in stock_results if stock_split.results[s].points != stock_results[s].points]
+    ours = Timed(
+        statistics.median(r.seconds for r in runs), statistics.median(r.cpu for r in runs), {}
+    )
     n = len(submissions)
-    each = ", ".join(f"{t:.1f}" for t in timings)
-    print(f"stock nbgrader autograde : {stock_seconds:7.1f} s  ({stock_seconds / n:.2f} s each)")
-    print(f"python -m autograder     : {our_seconds:7.1f} s  ({our_seconds / n:.2f} s each; "
-          f"median of {len(timings)} runs: {each})")  # fmt: skip
-    print(f"ratio                    : {stock_seconds / our_seconds:.1f}x faster")
-    print(f"scores                   : {'identical' if not differ else f'DIFFER for {differ}'}")
+    each = ", ".join(f"{r.seconds:.1f} s / {r.cpu:.1f} s" for r in runs)
+    main = statistics.median(r.main for r in runs)
+    print("CPU counts every process a run starts (a cgroup of its own per run); wall time")
+    print("is compared at equal cores, and, as a TA sees it, stock on the one core it uses.")
+    print(f"{'':28}{'wall':>9}{'CPU':>10}{'CPU each':>11}")
+    print(_row("stock, 1 process", stock_run, n))
+    print(_row(f"stock, {args.jobs} processes", stock_split, n))
+    print(_row(f"ours, {args.jobs} workers", ours, n) + f"  (median of {len(runs)} runs: {each})")
+    print(f"{'CPU ratio, stock / ours':28}: {stock_run.cpu / ours.cpu:.1f}x")
+    print(f"{f'wall ratio, {args.jobs} cores each':28}: {stock_split.seconds / ours.seconds:.1f}x")
+    print(f"{'wall ratio, stock on 1 core':28}: {stock_run.seconds / ours.seconds:.1f}x")
+    print(f"{'ours, main process CPU':28}: {main / n * 1000:.0f} ms per submission")
+    print(f"{'scores':28}: {'identical' if not differ else f'DIFFER for {differ}'}")
+    our_seconds = ours.seconds
     problems = run_failures(files, args.failures, args.jobs, stock_results) if args.failures else []
     if args.failures:
         problems += run_runaway(files, args.jobs, our_seconds, args.runaway_timeout)

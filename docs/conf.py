@@ -15,7 +15,32 @@ source_suffix = {".md": "markdown"}
 root_doc = "index"
 exclude_patterns = ["_build", "_generated/README.md"]
 myst_heading_anchors = 3
-myst_enable_extensions = ["colon_fence"]
+myst_enable_extensions = ["colon_fence", "substitution"]
+
+
+def _bench_figures() -> dict[str, str]:
+    """The figures prose quotes, read from what ``make bench`` recorded (never retyped)."""
+    import re
+
+    text = (Path(__file__).parent / "_generated" / "bench.txt").read_text()
+    found = {
+        "cpu_ratio": r"CPU ratio, stock / ours +: ([\d.]+)x",
+        "wall_ratio_equal": r"wall ratio, \d+ cores each +: ([\d.]+)x",
+        "wall_ratio_one_core": r"wall ratio, stock on 1 core +: ([\d.]+)x",
+        "main_ms": r"ours, main process CPU +: (\d+) ms",
+        "stock_ms": r"stock, 1 process +[\d.]+ s +[\d.]+ s +(\d+) ms",
+        "ours_ms": r"ours, \d+ workers +[\d.]+ s +[\d.]+ s +(\d+) ms",
+    }
+    figures = {}
+    for name, pattern in found.items():
+        match = re.search(pattern, text)
+        if match is None:  # the build fails, naming what it could not find
+            raise ValueError(f"docs/_generated/bench.txt has no {name} ({pattern})")
+        figures[name] = match.group(1)
+    return figures
+
+
+myst_substitutions = _bench_figures()
 
 # Every reference must resolve: a moved module or a dead link fails the build (-W).
 nitpicky = True

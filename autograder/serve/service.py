@@ -245,6 +245,12 @@ class Service:
             )
         self.pool = pool
 
+    def restart_pool(self) -> None:
+        """Workers afresh, after one died (the sandboxes of the others are stopped too)."""
+        _log.warning("warning: a worker died; starting the workers afresh")
+        self.stop_pool()
+        self.start_pool()
+
     def stop_pool(self) -> None:
         """Stop the workers now: what they grade is graded again later."""
         if self.pool is None:
@@ -382,7 +388,12 @@ class Service:
                 self.journal.finish(newest.key, REFUSED, note="the hand-in's folder is gone")
                 continue
             assert self.pool is not None
-            future = self.pool.submit(worker.grade, submission)
+            try:
+                future = self.pool.submit(worker.grade, submission)
+            except BrokenProcessPool:  # a worker died while idle: its result is collected next
+                self.queue.insert(0, student)
+                self.restart_pool()
+                return
             self.in_flight[student] = InFlight(newest, submission, staged, time.monotonic())
             future.add_done_callback(_put_in(self.done, student))
 
@@ -410,10 +421,14 @@ class Service:
             try:
                 graded = future.result()
             except BrokenProcessPool:  # a worker died: start afresh, grade what was in flight
-                _log.warning("warning: a worker died; starting the workers afresh")
+                lost = list(self.in_flight.values())
                 self.requeue_in_flight()
-                self.stop_pool()
-                self.start_pool()
+                self.queue = [
+                    s for s in self.queue if s not in {f.hand_in.student_id for f in lost}
+                ]
+                for gone in lost:  # graded again a few times, then kept: never a loop
+                    self.failed(gone, "the worker grading it died")
+                self.restart_pool()
                 return
             except Exception as error:
                 graded = pools.grader_error(flight.submission, error)

@@ -26,11 +26,16 @@ class NbgraderError(RuntimeError):
 
 
 def run_nbgrader(
-    course_dir: Path, *args: str, on_line: Callable[[str], None] | None = None
+    course_dir: Path,
+    *args: str,
+    on_line: Callable[[str], None] | None = None,
+    join: Callable[[], None] | None = None,
 ) -> None:
     """Run ``nbgrader ARGS`` in ``course_dir`` with its config; NbgraderError on failure.
 
-    on_line: called with each line nbgrader logs, as it logs it (for progress).
+    on_line: called with each line nbgrader logs, as it logs it (for progress);
+    join: run in the new process before nbgrader starts (a benchmark puts it in a
+    cgroup that counts its CPU).
     """
     said = []
     with subprocess.Popen(
@@ -40,6 +45,7 @@ def run_nbgrader(
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        preexec_fn=join,
     ) as process:
         assert process.stdout is not None
         for line in process.stdout:

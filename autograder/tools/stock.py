@@ -55,6 +55,7 @@ def _grade_batch(
     assignment: Assignment,
     batch: dict[str, dict[str, Any]],
     on_student: Callable[[str], None] | None = None,
+    join: Callable[[], None] | None = None,
 ) -> dict[str, StockResult]:
     columns = notebook.Columns(
         {n: notebook.read(assignment.source(n)) for n in assignment.notebooks}
@@ -72,7 +73,9 @@ def _grade_batch(
                 if on_student is not None:
                     on_student(student_id)
 
-    run_nbgrader(assignment.root, "autograde", assignment.id, "--force", on_line=progress)
+    run_nbgrader(
+        assignment.root, "autograde", assignment.id, "--force", on_line=progress, join=join
+    )
     results = {}
     with Gradebook(assignment.coursedir.db_url, course_id="") as gb:
         for student_id, notebooks in batch.items():
@@ -96,6 +99,7 @@ def autograde(
     jobs: int = 2,
     assignment: Assignment | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    join: Callable[[], None] | None = None,
 ) -> dict[str, StockResult]:
     """Grade ``{key: notebook}`` (or ``{key: {notebook name: notebook}}``) with stock nbgrader.
 
@@ -104,7 +108,8 @@ def autograde(
     students one after another, as ``nbgrader autograde`` does). assignment:
     the course's only one by default. progress: called as stock starts on
     each submission, with its key, how many have started and how many there
-    are. Returns ``{key: StockResult}``.
+    are. join: run in each ``nbgrader autograde`` process before it starts (a
+    benchmark's cgroup). Returns ``{key: StockResult}``.
     """
     assignment = assignment or find_assignment()
     keys = {f"s{number:04d}": key for number, key in enumerate(sorted(submissions))}
@@ -135,7 +140,9 @@ def autograde(
 
         with ThreadPoolExecutor(len(batches)) as pool:
             parts = pool.map(
-                lambda pair: _grade_batch(pair[0], {s: by_student[s] for s in pair[1]}, started),
+                lambda pair: _grade_batch(
+                    pair[0], {s: by_student[s] for s in pair[1]}, started, join
+                ),
                 zip(courses, batches),
             )
             return {keys[student]: result for part in parts for student, result in part.items()}

@@ -268,3 +268,38 @@ def test_a_mistake_in_starting_it_is_one_line(lesson_course, tmp_path):
     done = run_command_line(["serve"], timeout=120, cwd=lesson_course)
     assert done.returncode == 2 and "c.CourseDirectory.course_id" in done.stderr, done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return found
+
+
+def test_a_worker_killed_from_outside_loses_no_hand_in(served, tmp_path):
+    """The service's workers killed while a hand-in waits or is graded: the workers start
+    afresh, the hand-in is graded once, and the service goes on."""
+    course, students = served
+    log = tmp_path / "serve.log"
+    service = _start(course, log)
+    try:
+        slow = dict(
+            toy.SOLVED, count_words="import time\ntime.sleep(2)\n" + toy.SOLVED["count_words"]
+        )
+        students.hand_in("ada", slow)
+        _wait(lambda: any(e["student"] == "ada" for e in _journal(course)), service, log)
+        for worker in _children(service.pid):
+            os.kill(worker, signal.SIGKILL)
+        _wait(lambda: _done(course, "ada", 1), service, log)
+        students.hand_in("ben", toy.SOLVED)  # and the next student is graded as ever
+        _wait(lambda: _done(course, "ben", 1), service, log)
+    finally:
+        assert _stop(service) == 0, log.read_text()[-3000:]
+    assert "a worker died; starting the workers afresh" in log.read_text()
+    (ada,) = students.pages("ada")
+    assert _score(ada) == "5.0 / 7.0" and "attempt 1" in ada
+    assert [e["attempt"] for e in _journal(course) if e["student"] == "ada"] == [1]

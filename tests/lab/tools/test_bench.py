@@ -8,6 +8,7 @@ import importlib.util
 import re
 import subprocess
 import sys
+import time
 
 import nbformat
 import pytest
@@ -55,8 +56,13 @@ def test_benchmark_runs_end_to_end(tmp_path):
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert record.read_text() == done.stdout  # what the docs include is what it printed
-    assert "scores                   : identical" in done.stdout
-    assert re.search(r"median of 2 runs: [\d.]+, [\d.]+\)", done.stdout)
+    assert re.search(r"\nscores +: identical", done.stdout)
+    assert re.search(r"median of 2 runs: [\d.]+ s / [\d.]+ s, [\d.]+ s / [\d.]+ s\)", done.stdout)
+    for line in (r"stock, 1 process", r"stock, 2 processes", r"ours, 2 workers"):
+        assert re.search(line + r" +[\d.]+ s +[\d.]+ s +\d+ ms", done.stdout), line
+    assert re.search(r"CPU ratio, stock / ours +: [\d.]+x", done.stdout)
+    assert re.search(r"wall ratio, 2 cores each +: [\d.]+x", done.stdout)
+    assert re.search(r"ours, main process CPU +: \d+ ms per submission", done.stdout)
     assert "rows                     : 1 of 1; " in done.stdout
     assert "statuses and scores      : as expected" in done.stdout
     assert re.search(r"peak memory +: main \d+ MiB, largest worker [1-9]\d* MiB", done.stdout)
@@ -102,3 +108,28 @@ def test_the_honest_class_has_no_runaway():
     for name in timed:
         runaway = corpus.build({name: entries[name]}, release_nb, solution_nb)[name]
         assert nbformat.writes(runaway) not in sources, name
+
+
+def test_cpu_counts_every_process_a_run_starts():
+    """A process the run's command started and never waited for (reaped by init, as a
+    zygote's students are by the zygote) is counted: getrusage's children are not."""
+    import resource
+
+    sys.path.insert(0, str(lab.ROOT / "bench"))
+    from cpu import CpuGroup
+
+    burn = "import time\nend = time.process_time() + 0.6\nwhile time.process_time() < end: pass"
+    orphan = (  # forks a child that burns CPU after its parent has exited, then exits
+        f"import os, sys\nif os.fork() == 0:\n    os.setsid()\n    exec({burn!r})\n    os._exit(0)"
+    )
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with CpuGroup("test") as group:
+        subprocess.run([sys.executable, "-c", orphan], preexec_fn=group.join, check=True)
+        deadline = time.monotonic() + 60
+        while (group.path / "cgroup.procs").read_text().strip():
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        counted = group.seconds()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    waited = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    assert counted >= 0.6 > waited
