@@ -26,7 +26,7 @@ import shutil
 import stat
 import time
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 from nbgrader.utils import parse_utc
@@ -42,6 +42,8 @@ _log = logging.getLogger(__name__)
 #: seconds without a change after which a hand-in nbgrader never finished is read as it is
 SETTLED = 10.0
 MAX_FILES = 200  #: files copied from one hand-in, at most
+MAX_ENTRIES = 2000  #: names (files and folders) of one hand-in looked at, at most
+SKEW = 120.0  #: seconds a hand-in's own time stamp may be older than its folder
 EXCHANGE_FILES = ("timestamp.txt", "submission_secret.txt")  #: nbgrader's, beside the work
 
 
@@ -50,13 +52,17 @@ class HandIn:
     """One ``nbgrader submit``: its inbound folder, whose it says it is, and when.
 
     key: the folder's name (unique per hand-in); handed_in: nbgrader's time
-    stamp from the name (UTC).
+    stamp from the name (naive UTC), unless the folder was made more than
+    :data:`SKEW` seconds after it: a student who writes the inbound folder
+    themselves can put any time in its name and ``timestamp.txt``, but not in
+    the folder's change time, which the kernel keeps (then that time counts).
     """
 
     key: str
     student_id: str
     handed_in: datetime
     folder: Path
+    claimed: datetime | None = None  # the name's time, when the folder shows it is not true
 
     @property
     def secret(self) -> str | None:
@@ -93,14 +99,30 @@ def scan(exchange: Path, course_id: str, assignment_id: str) -> list[HandIn]:
     found = []
     for name in names:
         parts = name.rsplit("+", 3)  # as nbgrader's collect reads it: ids may hold "+"
-        if len(parts) != 4 or parts[1] != assignment_id or not plain_id(parts[0]):
+        when = named_time(name)
+        if when is None or parts[1] != assignment_id or not plain_id(parts[0]):
             continue
         try:
-            when = parse_utc(parts[2])
-        except (ValueError, OverflowError):
+            made = datetime.fromtimestamp((folder / name).lstat().st_ctime, UTC)
+        except (OverflowError, OSError):
             continue
-        found.append(HandIn(name, parts[0], when, folder / name))
+        made = made.replace(tzinfo=None)
+        if (made - when).total_seconds() > SKEW:  # backdated: the kernel's time counts
+            found.append(HandIn(name, parts[0], made, folder / name, claimed=when))
+        else:
+            found.append(HandIn(name, parts[0], when, folder / name))
     return sorted(found, key=lambda h: (h.handed_in, h.key))
+
+
+def named_time(key: str) -> datetime | None:
+    """The time in a hand-in folder's name (naive UTC); None if it is no name nbgrader gives."""
+    parts = key.rsplit("+", 3)
+    if len(parts) != 4:
+        return None
+    try:
+        return parse_utc(parts[2])
+    except (ValueError, OverflowError):
+        return None
 
 
 def whole(hand_in: HandIn, now: float | None = None) -> bool:
@@ -156,6 +178,13 @@ def stage(hand_in: HandIn, into: Path, assignment: Assignment) -> Submission | N
     notes = _copy_regular(hand_in.folder, target)
     if notes is None:
         return None
+    # One hand-in time for choosing, lateness and nbgrader's files alike: the journal's.
+    (target / "timestamp.txt").write_text(f"{hand_in.handed_in:%Y-%m-%d %H:%M:%S.%f} UTC")
+    if hand_in.claimed is not None:
+        notes.append(
+            f"your hand-in's time stamp says {hand_in.claimed:%Y-%m-%d %H:%M:%S} UTC, but it "
+            f"was made at {hand_in.handed_in:%Y-%m-%d %H:%M:%S} UTC: that time counts"
+        )
     found = collect.from_nbgrader_layout(into, assignment)
     mine = [s for s in found if s.student_id == hand_in.student_id]
     if not mine:
@@ -177,39 +206,47 @@ def stage(hand_in: HandIn, into: Path, assignment: Assignment) -> Submission | N
 
 def _copy_regular(source: Path, target: Path) -> list[str] | None:
     """Copy the regular files below ``source`` (no link followed); what was left behind, in
-    words. None if ``source`` is gone."""
-    notes: list[str] = []
-    copied = 0
-    skipped_links: list[str] = []
+    words. None if ``source`` is gone, or is no folder (a link to one included).
+
+    Walked by descriptors (``os.fwalk``), each file opened relative to its folder's
+    descriptor without following a link: swapping a folder for a link while it is
+    read reaches nothing outside the hand-in. At most :data:`MAX_ENTRIES` names are
+    looked at, :data:`MAX_FILES` files copied.
+    """
     try:
-        walk = list(os.walk(source, followlinks=False))
+        top = os.lstat(source)
     except OSError:
         return None
-    if not source.is_dir():
+    if not stat.S_ISDIR(top.st_mode):
         return None
-    for folder, dirs, files in walk:
-        here = Path(folder)
-        relative = here.relative_to(source)
-        for name in dirs:
-            if (here / name).is_symlink():
+    notes: list[str] = []
+    copied = seen = 0
+    skipped_links: list[str] = []
+    for folder, dirs, files, folder_fd in os.fwalk(source, follow_symlinks=False):
+        relative = Path(folder).relative_to(source)
+        seen += len(dirs) + len(files)
+        if seen > MAX_ENTRIES or copied >= MAX_FILES:
+            notes.append(f"only the first {copied} files of the hand-in were read")
+            break
+        for name in sorted(dirs):
+            if stat.S_ISLNK(os.lstat(name, dir_fd=folder_fd).st_mode):
                 skipped_links.append(str(relative / name))
         for name in sorted(files):
-            path = here / name
-            info = path.lstat()
+            try:
+                info = os.lstat(name, dir_fd=folder_fd)
+            except OSError:
+                continue
             if stat.S_ISLNK(info.st_mode):
                 skipped_links.append(str(relative / name))
                 continue
             if not stat.S_ISREG(info.st_mode):
                 continue
             limit = MAX_SIDE_FILE if name in EXCHANGE_FILES else collect.MAX_FILE
-            if copied >= MAX_FILES:
-                notes.append(f"only {MAX_FILES} files of the hand-in were read")
-                break
             if info.st_size > limit:
                 notes.append(f"{relative / name} was not read: more than {limit:,} bytes")
                 continue
-            data = _read_no_follow(path, limit)
-            if data is None:
+            data = _read_no_follow(name, folder_fd, limit)
+            if data is None or copied >= MAX_FILES:
                 continue
             (target / relative).mkdir(parents=True, exist_ok=True)
             (target / relative / name).write_bytes(data)
@@ -219,11 +256,14 @@ def _copy_regular(source: Path, target: Path) -> list[str] | None:
     return notes
 
 
-def _read_no_follow(path: Path, limit: int) -> bytes | None:
-    """At most ``limit`` bytes of ``path``, never through a link (None if it became one)."""
+def _read_no_follow(name: str, folder_fd: int, limit: int) -> bytes | None:
+    """At most ``limit`` bytes of the file ``name`` in the open folder ``folder_fd``, never
+    through a link (None if it is one now, or is gone)."""
     try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        descriptor = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder_fd)
     except OSError:
         return None
     with os.fdopen(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return None
         return handle.read(limit + 1)[:limit]

@@ -352,7 +352,11 @@ class Service:
     def hand_in(self, key: str, student: str, handed_in: datetime) -> inbound.HandIn:
         """The hand-in ``key`` in the inbound folder."""
         folder = inbound.inbound_folder(self.exchange, self.course_id) / key
-        return inbound.HandIn(key, student, handed_in, folder)
+        named = inbound.named_time(key)
+        claimed = (
+            named if named is not None and abs((handed_in - named).total_seconds()) > 1 else None
+        )
+        return inbound.HandIn(key, student, handed_in, folder, claimed)
 
     def dispatch(self) -> None:
         """Give free workers the next students' newest hand-ins (see the module's docstring)."""

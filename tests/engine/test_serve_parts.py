@@ -4,7 +4,7 @@ The whole service, started as an instructor starts it, is tested in test_serve.p
 """
 
 import os
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import nbformat
@@ -99,16 +99,17 @@ def _hand_in(root, name, files):
 
 def test_the_inbound_is_read_as_nbgrader_names_it(tmp_path):
     box = tmp_path / "exchange" / "toy" / "inbound"
-    stamp = "2026-12-01 10:00:00.000001 UTC"
+    now = datetime.now(UTC).replace(tzinfo=None)
+    stamp = f"{now:%Y-%m-%d %H:%M:%S.%f} UTC"  # an honest hand-in's: its folder made just now
     _hand_in(box, f"ada+toy-1+{stamp}+abc", {"submission_secret.txt": b"s"})
     _hand_in(box, f"a+b+toy-1+{stamp}+abc", {})  # an id with + in it: nbgrader's rsplit
     _hand_in(box, f"ben+other+{stamp}+abc", {})  # another assignment
     _hand_in(box, f"../x+toy-1+{stamp}+abc".replace("/", "_"), {})  # no plain id
     _hand_in(box, "cal+toy-1+not a time+abc", {})
     found = inbound.scan(tmp_path / "exchange", "toy", "toy-1")
-    assert [(h.student_id, h.handed_in) for h in found] == [
-        ("a+b", datetime(2026, 12, 1, 10, 0, 0, 1)),
-        ("ada", datetime(2026, 12, 1, 10, 0, 0, 1)),
+    assert [(h.student_id, h.handed_in, h.claimed) for h in found] == [
+        ("a+b", now, None),
+        ("ada", now, None),
     ]
     ada = found[1]
     ada.folder.chmod(0o755)
@@ -191,3 +192,37 @@ def test_a_hand_in_owned_by_another_user_is_refused(tmp_path):
     assert refusal is not None and "handed in as root by" in refusal
     os.chown(folder, 0, 0)
     assert inbound.owner_refusal(inbound.HandIn(folder.name, "root", T0, folder)) is None
+
+
+def test_a_backdated_hand_in_counts_from_when_it_was_made(tmp_path):
+    """A name (and timestamp.txt) saying 2020, on a folder made now: now counts, and the
+    staged timestamp.txt, which lateness goes by, says so too."""
+    course = toy.write_course(tmp_path / "course", "toy-1", {"toy.ipynb": toy.DOUBLE})
+    toy.write_notebook(toy.DOUBLE, course / "release" / "toy-1" / "toy.ipynb")
+    from autograder.pipeline.course.assignment import find_assignment
+
+    box = tmp_path / "exchange" / "toy" / "inbound"
+    old = "2020-01-01 00:00:00.000000 UTC"
+    _hand_in(box, f"ada+toy-1+{old}+x", {"timestamp.txt": old.encode(),
+                                         "submission_secret.txt": b"s"})  # fmt: skip
+    (hand_in,) = inbound.scan(tmp_path / "exchange", "toy", "toy-1")
+    assert hand_in.claimed == datetime(2020, 1, 1)
+    assert (datetime.now() - hand_in.handed_in.replace(tzinfo=None)).days < 2  # noqa: DTZ005
+    sub = inbound.stage(hand_in, tmp_path / "staged", find_assignment(course))
+    assert sub.timestamp == hand_in.handed_in
+    assert any("that time counts" in note for note in sub.notes)
+
+
+def test_a_hand_in_that_is_a_link_is_not_read(tmp_path):
+    """A hand-in folder that is a link (to the instructor's source, say) stages nothing."""
+    course = toy.write_course(tmp_path / "course", "toy-1", {"toy.ipynb": toy.DOUBLE})
+    toy.write_notebook(toy.DOUBLE, course / "release" / "toy-1" / "toy.ipynb")
+    from autograder.pipeline.course.assignment import find_assignment
+
+    box = tmp_path / "inbound"
+    box.mkdir()
+    link = box / "ada+toy-1+2026-12-01 10:00:00 UTC+x"
+    link.symlink_to(course / "source" / "toy-1", target_is_directory=True)
+    hand_in = inbound.HandIn(link.name, "ada", T0, link)
+    assert inbound.stage(hand_in, tmp_path / "staged", find_assignment(course)) is None
+    assert not list((tmp_path / "staged").rglob("*.ipynb"))
