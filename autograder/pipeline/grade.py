@@ -266,7 +266,12 @@ def _run_locked(request: Request) -> ClassGrades:
         sources = {n: notebook.read(chosen.source(n)) for n in chosen.notebooks}
         out.write_report(
             class_report.render(
-                f"{chosen.id}: the class report", ordered, columns, sources, chosen.hidden_tests
+                f"{chosen.id}: the class report",
+                ordered,
+                columns,
+                sources,
+                chosen.hidden_tests,
+                attempts=out.attempts(),  # graded on submit, as `serve` counted them
             )
         )
     _log.info(terminal.table(ordered))

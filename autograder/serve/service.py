@@ -721,6 +721,8 @@ class Service:
                 a = self.assignment
                 rows = StoredRows(self.out.state, self.out.state.student_ids())
                 sources = {n: notebook.read(a.source(n)) for n in a.notebooks}
+                attempts = self.journal.attempts()
+                self.out.write_attempts(attempts)
                 self.out.write_report(
                     class_report.render(
                         f"{a.id}: the class report",
@@ -728,7 +730,7 @@ class Service:
                         self.columns,
                         sources,
                         a.hidden_tests,
-                        attempts=self.journal.attempts(),
+                        attempts=attempts,
                     )  # fmt: skip
                 )
                 self.report_due = 0.0

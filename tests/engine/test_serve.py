@@ -247,6 +247,13 @@ def test_each_hand_in_is_graded_on_arrival_and_its_page_comes_back(served, tmp_p
     assert ledger["row"]["student_id"] == "eve"
     report = (course / "grades" / "report.html").read_text()
     assert "attempts per student" in report
+    # the TA's batch run afterwards: nothing to grade again, the same rows, the attempts kept
+    batch = run_command_line(["grade", "submitted"], timeout=600, cwd=course)
+    assert batch.returncode == 0, batch.stderr
+    assert "0 to grade" in batch.stderr, batch.stderr
+    after = {r["student_id"]: r for r in results.read_csv(course / "grades" / "grades.csv")}
+    assert after == rows
+    assert "attempts per student" in (course / "grades" / "report.html").read_text()
     shutil.rmtree(tmp_path / "homes")
 
 

@@ -121,6 +121,25 @@ class ClassFolder:
         """Write the class report."""
         write_atomic(self.report, html)
 
+    @property
+    def attempts_file(self) -> Path:
+        """``{student: hand-ins graded on submit}``, as ``serve`` last counted them."""
+        return self.root / ".attempts.json"
+
+    def write_attempts(self, attempts: dict[str, int]) -> None:
+        """Keep each student's attempts graded on submit, for every run's class report."""
+        write_atomic(self.attempts_file, json.dumps(attempts, sort_keys=True))
+
+    def attempts(self) -> dict[str, int]:
+        """What :meth:`write_attempts` kept ({} if nothing, or nothing readable)."""
+        try:
+            kept = json.loads(self.attempts_file.read_text())
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(kept, dict):
+            return {}
+        return {str(k): v for k, v in kept.items() if isinstance(v, int)}
+
     def keep_only(self, student_ids: set[str]) -> list[str]:
         """Remove the pages, saved outcomes and (dry runs') graded notebooks of students not
         in ``student_ids``; their ids.
