@@ -70,17 +70,52 @@ def _feedback_kinds(graded_samples) -> list[Path]:
     return [graded_samples["out"] / "feedback" / f"{sid}.html" for sid in sorted(chosen)]
 
 
-def test_every_page_passes_axe(graded_samples, docs_site):
+def _served_pages(graded_samples, into: Path) -> list[Path]:
+    """What ``serve`` returns before the due date: a page whose hidden tests' messages wait
+    (a student with mistakes), opened by its notice; and a short page (a kept hand-in)."""
+    from autograder.pipeline.course import notebook
+    from autograder.pipeline.course.assignment import find_assignment
+    from autograder.pipeline.reports import feedback_page
+    from autograder.serve import pages
+
+    a = find_assignment(graded_samples["course"])
+    rows = results.read_csv(graded_samples["out"] / "grades.csv")
+    top = max(float(r["score"]) for r in rows)
+    sid = next(r["student_id"] for r in rows if 0 < float(r["score"]) < top)
+    saved = results.ClassFolder(graded_samples["out"]).state.row(sid)
+    columns = notebook.Columns({n: notebook.read(a.source(n)) for n in a.notebooks})
+    hidden = pages.hidden_cells(a)
+    executed = {
+        n: pages.early(notebook.read(a.autograded(sid, n)), hidden[n], a.config)
+        for n in a.notebooks
+    }
+    early = feedback_page.Renderer(a).render(
+        sid, executed, columns, saved.points, saved, saved.comments, saved.late_penalty,
+        ["Your hand-in, graded on submit: attempt 2.", "You have 1 attempt left."],
+        "2026-12-10 17:00:00 UTC",
+    )  # fmt: skip
+    assert pages.HIDDEN_MESSAGE in early  # a student with mistakes fails a hidden test
+    kept = pages.notice_page(f"{a.id}: your hand-in, {sid}", ["Kept, but not graded now."])
+    into.mkdir(parents=True, exist_ok=True)
+    (into / "early.html").write_text(early)
+    (into / "kept.html").write_text(kept)
+    return [into / "early.html", into / "kept.html"]
+
+
+def test_every_page_passes_axe(graded_samples, docs_site, tmp_path):
     """Does axe-core find no WCAG 2.1 A or AA violation on the pages people read?
 
-    Three feedback pages (full marks, mistakes, the lowest score), the class
-    report, and every page of the documentation but the API reference, which
-    autodoc writes in the same theme and markup (and which takes axe 20 s).
+    Three feedback pages (full marks, mistakes, the lowest score), the two
+    kinds of page ``serve`` returns before the due date, the class report, and
+    every page of the documentation but the API reference, which autodoc
+    writes in the same theme and markup (and which takes axe 20 s).
     """
     assert AXE.is_file(), f"no axe-core at {AXE}: run make setup"
     script = AXE.read_text()
     docs = [p for p in sorted(docs_site.glob("*.html")) if p.name != "reference.html"]
-    pages = [*_feedback_kinds(graded_samples), graded_samples["out"] / "report.html", *docs]
+    served = _served_pages(graded_samples, tmp_path / "served")
+    pages = [*_feedback_kinds(graded_samples), *served, graded_samples["out"] / "report.html",
+             *docs]  # fmt: skip
     assert len(pages) > 15
     found = {}
     with browser.Browser() as chromium, chromium.tab() as tab:

@@ -7,11 +7,12 @@ running as the hub's managed service. Each student logs in in headless
 Chromium, opens JupyterLab's *Assignments* tab (Nbgrader menu, Assignment
 List), fetches the lab, fills it in (saved into their folder, as JupyterLab
 saves a file), and submits in the tab; then clicks *Fetch Feedback* in the same
-tab until their page is there, with no instructor's step between. Along the
+tab until their page is there, with no instructor's step between, and opens it
+from the list (*view feedback*, then the page in a browser tab). Along the
 way, each runs ``self_check.py`` in a terminal, and one submits twice (a page
 for each hand-in) and late (the due date falls between the two students: the
 page names the penalty). Screenshots of each student's tab, submitted and with
-feedback, are kept in ``DIR`` (``tests/screenshots/hub`` unless
+feedback, and of their page, are kept in ``DIR`` (``tests/screenshots/hub`` unless
 ``HUB_SCREENSHOTS`` names another folder).
 """
 
@@ -22,6 +23,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from datetime import UTC, datetime
 from pathlib import Path
@@ -181,6 +183,27 @@ def _fetch_feedback(tab: browser.Tab, pages: int) -> None:
             assert time.monotonic() < deadline, f"no {pages} page(s) in the tab"
 
 
+def _open_page(tab: browser.Tab, url: str, user: str) -> str:
+    """Click the newest hand-in's *view feedback* in the tab (the file browser goes to its
+    folder, where the page is listed), then open the page as the student opens a file in
+    a browser tab; the text they read."""
+    tab.run(
+        "[...document.querySelectorAll('a')]"
+        ".filter(a => a.textContent.includes('view feedback')).pop().click(); true"
+    )
+    listed = (
+        "[...document.querySelectorAll('.jp-DirListing-itemText')]"
+        f".some(e => e.textContent.includes({Path(lab.NOTEBOOK).stem + '.html'!r}))"
+    )
+    tab.wait_for(listed, 60, "the page in the file browser")
+    home = Path(pwd.getpwnam(user).pw_dir)
+    (newest, *_) = sorted((home / lab.ASSIGNMENT.id / "feedback").iterdir(), reverse=True)
+    page = (newest / f"{Path(lab.NOTEBOOK).stem}.html").relative_to(home)
+    tab.go(f"{url}/user/{user}/files/{urllib.parse.quote(str(page))}")
+    tab.wait_for("document.body.innerText.includes('Score:')", 60, "the page")
+    return str(tab.run("document.body.innerText"))
+
+
 def test_students_work_through_the_hub(hub, users_env, release_nb, solution_nb):  # noqa: F811
     """Fetch, fill in, submit in the tab; fetch the page in the same tab: each their own?"""
     url, passwords, course_dir, exchange = hub
@@ -219,6 +242,9 @@ def test_students_work_through_the_hub(hub, users_env, release_nb, solution_nb):
                 tab.screenshot(SCREENSHOTS / f"{user}-submitted.png")
                 _fetch_feedback(tab, hand_ins)  # no instructor's step: the service's pages
                 tab.screenshot(SCREENSHOTS / f"{user}-feedback.png")
+                read = _open_page(tab, url, user)
+                tab.screenshot(SCREENSHOTS / f"{user}-page.png")
+                assert f"feedback for {user}" in read and f"attempt {hand_ins}" in read
 
     rows = {r["student_id"]: r for r in results.read_csv(course_dir / "grades" / "grades.csv")}
     top = float(rows["nbx-ada"]["max_score"])
