@@ -43,6 +43,7 @@ _log = logging.getLogger(__name__)
 SETTLED = 10.0
 MAX_FILES = 200  #: files copied from one hand-in, at most
 MAX_ENTRIES = 2000  #: names (files and folders) of one hand-in looked at, at most
+MAX_BYTES = 100 * 2**20  #: bytes copied from one hand-in, at most (nbgrader submit's own cap)
 SKEW = 120.0  #: seconds a hand-in's own time stamp may be older than its folder
 EXCHANGE_FILES = ("timestamp.txt", "submission_secret.txt")  #: nbgrader's, beside the work
 
@@ -211,7 +212,7 @@ def _copy_regular(source: Path, target: Path) -> list[str] | None:
     Walked by descriptors (``os.fwalk``), each file opened relative to its folder's
     descriptor without following a link: swapping a folder for a link while it is
     read reaches nothing outside the hand-in. At most :data:`MAX_ENTRIES` names are
-    looked at, :data:`MAX_FILES` files copied.
+    looked at, :data:`MAX_FILES` files and :data:`MAX_BYTES` bytes copied.
     """
     try:
         top = os.lstat(source)
@@ -220,7 +221,7 @@ def _copy_regular(source: Path, target: Path) -> list[str] | None:
     if not stat.S_ISDIR(top.st_mode):
         return None
     notes: list[str] = []
-    copied = seen = 0
+    copied = seen = size = 0
     skipped_links: list[str] = []
     for folder, dirs, files, folder_fd in os.fwalk(source, follow_symlinks=False):
         relative = Path(folder).relative_to(source)
@@ -245,9 +246,15 @@ def _copy_regular(source: Path, target: Path) -> list[str] | None:
             if info.st_size > limit:
                 notes.append(f"{relative / name} was not read: more than {limit:,} bytes")
                 continue
-            data = _read_no_follow(name, folder_fd, limit)
+            if size + info.st_size > MAX_BYTES:
+                notes.append(
+                    f"{relative / name} was not read: the hand-in passed {MAX_BYTES:,} bytes"
+                )
+                continue
+            data = _read_no_follow(name, folder_fd, min(limit, MAX_BYTES - size))
             if data is None or copied >= MAX_FILES:
                 continue
+            size += len(data)
             (target / relative).mkdir(parents=True, exist_ok=True)
             (target / relative / name).write_bytes(data)
             copied += 1

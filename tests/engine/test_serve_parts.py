@@ -226,3 +226,23 @@ def test_a_hand_in_that_is_a_link_is_not_read(tmp_path):
     hand_in = inbound.HandIn(link.name, "ada", T0, link)
     assert inbound.stage(hand_in, tmp_path / "staged", find_assignment(course)) is None
     assert not list((tmp_path / "staged").rglob("*.ipynb"))
+
+
+def test_a_hand_in_is_copied_within_bounds(tmp_path, monkeypatch):
+    """Files past the hand-in's byte budget, and names past its count, are left behind and
+    named; nothing is copied beyond either."""
+    course = toy.write_course(tmp_path / "course", "toy-1", {"toy.ipynb": toy.DOUBLE})
+    toy.write_notebook(toy.DOUBLE, course / "release" / "toy-1" / "toy.ipynb")
+    from autograder.pipeline.course.assignment import find_assignment
+
+    monkeypatch.setattr(inbound, "MAX_BYTES", 3000)
+    files = {f"data/part{n}.bin": b"x" * 1000 for n in range(5)}
+    folder = _hand_in(tmp_path / "inbound", "ada+toy-1+2026-12-01 10:00:00 UTC+x", files)
+    hand_in = inbound.HandIn(folder.name, "ada", T0, folder)
+    sub = inbound.stage(hand_in, tmp_path / "staged", find_assignment(course))
+    copied = list((tmp_path / "staged").rglob("*.bin"))
+    assert len(copied) == 3 and sum(p.stat().st_size for p in copied) <= 3000
+    assert sum("passed 3,000 bytes" in note for note in sub.notes) == 2
+    monkeypatch.setattr(inbound, "MAX_ENTRIES", 4)
+    sub = inbound.stage(hand_in, tmp_path / "staged", find_assignment(course))
+    assert any("only the first" in note for note in sub.notes)
