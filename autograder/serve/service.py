@@ -96,12 +96,12 @@ def state_folder(assignment: Assignment) -> Path:
 
 @dataclass
 class InFlight:
-    """A hand-in a worker is grading: where its files were staged, how often tried."""
+    """A hand-in a worker is grading: the submission read from it, and where its files were
+    staged (kept until it is recorded)."""
 
     hand_in: inbound.HandIn
     submission: Submission
     staged: Path
-    started: float
 
 
 def serve(
@@ -398,7 +398,7 @@ class Service:
                 self.queue.insert(0, student)
                 self.restart_pool()
                 return
-            self.in_flight[student] = InFlight(newest, submission, staged, time.monotonic())
+            self.in_flight[student] = InFlight(newest, submission, staged)
             future.add_done_callback(_put_in(self.done, student))
 
     def theirs(self, hand_in: inbound.HandIn) -> bool:
