@@ -51,21 +51,13 @@ c.GenerateFeedback.preprocessors = [
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 
 # Paid once in the grading sandbox, before any student: numpy's lazy imports and
-# one small heatmap like the lesson's, which loads matplotlib's fonts and caches.
-# The modules preloaded are the notebook's own imports (c.Autograder.preload
-# unset); limits (c.Autograder.wall, .memory, .jobs) keep their defaults.
+# IPython's display. The lesson's pictures are SVG text (lab_checks.heatmaps_svg):
+# no plotting library is loaded. The modules preloaded are the notebook's own
+# imports (c.Autograder.preload unset); limits (c.Autograder.wall, .memory, .jobs)
+# keep their defaults.
 c.Autograder.warm_up = """
-import matplotlib.pyplot as plt
 import numpy as np
+from IPython.display import display
 
 np.random.default_rng(0).normal(size=2)
-fig, axes = plt.subplots(1, 2, figsize=(4, 2), layout="constrained")
-for ax in axes:
-    image = ax.imshow(np.eye(3), cmap="Blues", vmin=0, vmax=1)
-    ax.set_title("warm-up")
-    ax.set_xticks(range(3), list("abc"))
-    ax.set_xlabel("x")
-    ax.text(0, 0, "0.50", ha="center", va="center", fontsize=8, color="white")
-fig.colorbar(image, ax=axes, shrink=0.8, label="share")
-plt.show()
 """

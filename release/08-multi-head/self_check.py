@@ -58,7 +58,6 @@ ASSIGNMENT: dict[str, Any] = {
         }
     },
     "packages": [
-        "matplotlib",
         "numpy"
     ]
 }

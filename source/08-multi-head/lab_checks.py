@@ -5,12 +5,13 @@ module decides how a failure reads, so that every failing test names the
 mistake it saw instead of a bare ``AssertionError``.
 
 Shapes use the lab's legend: ``T`` positions, ``d_model`` the model width,
-``d_head`` one head's width. One helper is not a check: :func:`show` puts the
-lesson's figures on the page.
+``d_head`` one head's width. Two helpers are not checks: :func:`show_heatmaps` puts
+the lesson's pictures on the page, drawn by :func:`heatmaps_svg`.
 """
 
 import contextlib
 import copy
+import html
 import io
 import os
 import re
@@ -461,18 +462,125 @@ def _install_short_tracebacks():
 _install_short_tracebacks()
 
 
-def show(fig, alt):
-    """Display the matplotlib figure ``fig`` as a PNG, with ``alt`` as its text alternative.
+#: matplotlib's "Blues" as ColorBrewer gives it: nine steps from a share of 0 to 1
+BLUES = ["#f7fbff", "#deebf7", "#c6dbef", "#9ecae1", "#6baed6",
+         "#4292c6", "#2171b5", "#08519c", "#08306b"]  # fmt: skip
 
-    The figure is drawn once, as its code laid it out: Jupyter's own display
-    draws it a second time to crop it, which the lab's figures do not need
-    (and every graded notebook would pay). ``alt`` says in words what the
-    figure shows, for a screen reader and the feedback page.
+
+def _rgb(hex_colour):
+    return [int(hex_colour[i : i + 2], 16) for i in (1, 3, 5)]
+
+
+def blue(share):
+    """The colour of a share in ``[0, 1]`` on the Blues scale, as ``#rrggbb``."""
+    place = min(max(float(share), 0.0), 1.0) * (len(BLUES) - 1)
+    low = min(int(place), len(BLUES) - 2)
+    a, b = _rgb(BLUES[low]), _rgb(BLUES[low + 1])
+    mixed = [round(x + (y - x) * (place - low)) for x, y in zip(a, b)]
+    return "#" + "".join(f"{c:02x}" for c in mixed)
+
+
+def _luminance(hex_colour):
+    """WCAG 2.1's relative luminance of a colour."""
+    linear = [c / 255 for c in _rgb(hex_colour)]
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in linear]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def ink(background):
+    """Black or white, whichever is the more legible on ``background``: at least 4.5:1."""
+    light = _luminance(background)
+    return "#000000" if (light + 0.05) / 0.05 >= 1.05 / (light + 0.05) else "#ffffff"
+
+
+def heatmaps_svg(tables, titles, labels, alt, causal=False):
+    """Square tables of shares side by side, as one SVG: a cell's colour and its number.
+
+    tables: ``(T, T)`` arrays of shares in ``[0, 1]``, row ``i`` the position
+    reading, column ``j`` the position read; titles: one per table; labels:
+    ``T`` names for the positions; alt: the picture in words, its SVG title;
+    causal: leave the cells right of the diagonal (the masked future) blank.
+    Drawn as text, not rendered by a plotting library: it costs a millisecond,
+    and its numbers stay text that a screen reader or a TA can read.
     """
-    import matplotlib.pyplot as plt
-    from IPython.display import Image, display
+    size = len(labels)
+    cell = 40 if size <= 4 else 34
+    left, top, gap, key = 58, 30, 46, 70
+    panel = cell * size
+    width = left + len(tables) * panel + (len(tables) - 1) * gap + key
+    height = top + panel + 46
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{html.escape(alt)}" '
+        f'width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        'font-family="DejaVu Sans, Arial, sans-serif" font-size="12">',
+        f"<title>{html.escape(alt)}</title>",
+        f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
+    ]
+    for number, (table, title) in enumerate(zip(tables, titles)):
+        x0 = left + number * (panel + gap)
+        parts.append(
+            f'<text x="{x0 + panel / 2}" y="{top - 10}" text-anchor="middle" '
+            f'font-size="14">{html.escape(title)}</text>'
+        )
+        for i in range(size):
+            for j in range(size):
+                x, y = x0 + j * cell, top + i * cell
+                if causal and j > i:
+                    parts.append(
+                        f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" '
+                        'fill="#ffffff" stroke="#dddddd"/>'
+                    )
+                    continue
+                fill = blue(table[i][j])
+                parts.append(
+                    f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill="{fill}"/>'
+                    f'<text x="{x + cell / 2}" y="{y + cell / 2 + 4}" text-anchor="middle" '
+                    f'font-size="11" fill="{ink(fill)}">{float(table[i][j]):.2f}</text>'
+                )
+        for k, name in enumerate(labels):
+            parts.append(
+                f'<text x="{x0 + k * cell + cell / 2}" y="{top + panel + 16}" '
+                f'text-anchor="middle">{html.escape(name)}</text>'
+            )
+            if number == 0:
+                parts.append(
+                    f'<text x="{x0 - 8}" y="{top + k * cell + cell / 2 + 4}" '
+                    f'text-anchor="end">{html.escape(name)}</text>'
+                )
+        parts.append(
+            f'<text x="{x0 + panel / 2}" y="{top + panel + 36}" '
+            'text-anchor="middle">position read</text>'
+        )
+    parts.append(
+        f'<text transform="translate(16 {top + panel / 2}) rotate(-90)" '
+        'text-anchor="middle">position reading</text>'
+    )
+    # The key: the scale from 0 to 1, top to bottom as 1 to 0.
+    kx, steps = width - key + 22, 10
+    for step in range(steps):
+        share = 1 - (step + 0.5) / steps
+        parts.append(
+            f'<rect x="{kx}" y="{top + step * panel / steps:.1f}" width="14" '
+            f'height="{panel / steps + 0.5:.1f}" fill="{blue(share)}"/>'
+        )
+    for share in (1, 0.5, 0):
+        parts.append(
+            f'<text x="{kx + 20}" y="{top + (1 - share) * panel + 4:.1f}">{share:g}</text>'
+        )
+    parts.append(
+        f'<text x="{kx + 7}" y="{top + panel + 16}" text-anchor="middle">share</text></svg>'
+    )
+    return "".join(parts)
 
-    png = io.BytesIO()
-    fig.savefig(png, format="png")
-    plt.close(fig)
-    display(Image(png.getvalue()), metadata={"image/png": {"alt": alt}})
+
+def show_heatmaps(tables, titles, labels, alt, causal=False):
+    """Display :func:`heatmaps_svg` of the tables, with ``alt`` as its text alternative.
+
+    ``alt`` says in words what the picture shows, for a screen reader and the
+    feedback page, where the picture is an image.
+    """
+    from IPython.display import display
+
+    svg = heatmaps_svg(tables, titles, labels, alt, causal)
+    bundle = {"image/svg+xml": svg, "text/plain": alt}
+    display(bundle, raw=True, metadata={"image/svg+xml": {"alt": alt}})

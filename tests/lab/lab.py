@@ -48,7 +48,7 @@ def grade_command(
     (:func:`~tests.engine.command_line.run_command_line`): the same run,
     without the 2 s of imports each run would otherwise start with.
     jobs: one worker unless asked (a class): a worker costs about 2 s of CPU to
-    start (its sandbox imports numpy and matplotlib), more than it saves on the
+    start (its sandbox imports numpy and IPython), more than it saves on the
     few students most tests grade, and the suite's two workers share two cores.
     """
     argv = [

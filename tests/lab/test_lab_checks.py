@@ -1,9 +1,11 @@
-"""Do the test cells' messages depend only on the answer, never on how numpy rounded?
+"""Do the test cells' messages depend only on the answer, and do the pictures read right?
 
 ``lab_checks.py`` as the source folder holds it, called directly.
 """
 
 import importlib.util
+import re
+from xml.etree import ElementTree
 
 import numpy as np
 import pytest
@@ -110,3 +112,30 @@ def test_the_graders_traceback_tells_a_raise_from_a_crash(lab_checks):
         "ValueError: shapes\n",
     ]
     assert lab_checks._own_raise(raised) and not lab_checks._own_raise(crashed)
+
+
+def _contrast(lab_checks, a, b):
+    light, dark = sorted((lab_checks._luminance(a), lab_checks._luminance(b)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def test_every_share_is_legible_on_its_colour(lab_checks):
+    """Does each share's number keep WCAG's 4.5:1 on its own cell's blue, from 0 to 1?"""
+    for share in np.linspace(0, 1, 201):
+        fill = lab_checks.blue(share)
+        assert _contrast(lab_checks, fill, lab_checks.ink(fill)) >= 4.5, (share, fill)
+    assert lab_checks.blue(0) == lab_checks.BLUES[0] and lab_checks.blue(1) == lab_checks.BLUES[-1]
+
+
+def test_a_heatmap_is_its_numbers_and_leaves_the_future_blank(lab_checks):
+    """Does the SVG write each past share as text, none right of the diagonal, labels escaped?"""
+    table = np.array([[1.0, 0, 0], [0.25, 0.75, 0], [0.2, 0.3, 0.5]])
+    svg = lab_checks.heatmaps_svg([table], ["head <1>"], ["<", "&", '"'], 'a "causal" head', True)
+    root = ElementTree.fromstring(svg)  # well-formed, whatever the labels hold
+    texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    assert [t for t in texts if re.fullmatch(r"\d\.\d\d", t or "")] == [
+        "1.00", "0.25", "0.75", "0.20", "0.30", "0.50"
+    ]  # fmt: skip
+    assert "head <1>" in texts and "<" in texts and root.get("aria-label") == 'a "causal" head'
+    full = lab_checks.heatmaps_svg([table], ["head"], ["a", "b", "c"], "all", False)
+    assert full.count("0.00") == 3

@@ -8,6 +8,7 @@ column blocks and the output projection shown, and the stretch answer stated.
 
 import re
 import shutil
+from xml.etree import ElementTree
 
 import nbformat
 import pytest
@@ -130,11 +131,19 @@ def test_nothing_is_timed_while_graded(graded_samples):
     assert "not timed while the notebook is graded or checked" in page
 
 
-def test_figures_are_drawn_once(solution_nb):
-    """Does every lesson figure go through lab_checks.show (one draw, alt text), not display?"""
-    drawing = [c for c in solution_nb.cells if c.cell_type == "code" and "plt.subplots" in c.source]
+def test_pictures_are_text_with_their_words(solution_nb):
+    """Is each lesson picture one SVG (show_heatmaps), its alt text its title, its shares text?"""
+    code = [c for c in solution_nb.cells if c.cell_type == "code"]
+    drawing = [c for c in code if "show_heatmaps(" in c.source]
     assert len(drawing) == 2
     for cell in drawing:
-        assert "show(fig, alt)" in cell.source and "display(fig" not in cell.source, cell.source
-        images = [o for o in cell.outputs if "image/png" in o.get("data", {})]
-        assert len(images) == 1 and images[0].metadata["image/png"]["alt"]
+        assert "matplotlib" not in cell.source and "plt." not in cell.source, cell.source
+        images = [o for o in cell.outputs if "image/svg+xml" in o.get("data", {})]
+        assert len(images) == 1, cell.outputs
+        svg, alt = images[0].data["image/svg+xml"], images[0].metadata["image/svg+xml"]["alt"]
+        root = ElementTree.fromstring(svg)
+        title = root.find("{http://www.w3.org/2000/svg}title")
+        assert title is not None and title.text == alt and root.get("role") == "img"
+        shares = re.findall(r">(\d\.\d\d)</text>", svg)
+        assert len(shares) >= 9 and all(0 <= float(s) <= 1 for s in shares), shares
+    assert not any("matplotlib" in c.source for c in code)

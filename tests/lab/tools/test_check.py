@@ -3,7 +3,7 @@
 ``python self_check.py`` (shipped in the release) and ``python -m autograder
 check`` (in the repository) are the same code: the first is run here in a fresh
 virtual environment holding only what a student has (a Jupyter kernel and
-runner, numpy, matplotlib) and a folder holding only the release's files.
+runner, numpy) and a folder holding only the release's files.
 """
 
 import re
@@ -23,7 +23,7 @@ from .. import lab
 
 ANSWERS = list(notebook.answers(notebook.read(lab.ROOT / lab.RELEASE)))
 
-STUDENT_PACKAGES = ["numpy", "matplotlib", "ipykernel", "nbclient"]
+STUDENT_PACKAGES = ["numpy", "ipykernel", "nbclient"]
 
 
 def _check(path, *extra):
@@ -174,12 +174,12 @@ def _with_error(nb, grade_id, ename, evalue):
 @pytest.mark.parametrize(
     "module, fix",
     [
-        ("matplotlib", "install matplotlib where Jupyter runs (pip install matplotlib)"),
+        ("numpy", "install numpy where Jupyter runs (pip install numpy)"),
         ("lab_checks", "keep lab_checks.py (from the release folder) beside the notebook"),
     ],
 )
 def test_a_failing_setup_cell_is_named_with_its_fix(solution_nb, release_nb, capsys, module, fix):
-    """Without matplotlib, or away from lab_checks.py: the setup cell and the fix come first?"""
+    """Without numpy, or away from lab_checks.py: the setup cell and the fix come first?"""
     stubs = self_check_stubs(release_nb)
     nb = _with_error(
         nbformat.from_dict(solution_nb), "setup", "ModuleNotFoundError",
