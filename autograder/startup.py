@@ -7,9 +7,16 @@ engine keeps its own logging and its own modules as they are.
 
 from __future__ import annotations
 
+import importlib
 import sys
+import types
+from collections.abc import Callable
+from typing import Any
 
 from autograder import log
+
+#: what ``nbgrader.utils`` imports from setuptools, to unpack archives (``zip_collect``)
+ARCHIVE_FUNCTIONS = ("unpack_archive", "unpack_tarfile", "unpack_zipfile")
 
 
 def start() -> None:
@@ -20,7 +27,51 @@ def start() -> None:
     (installed with Jupyter). That takes over a second in every process that
     validates a notebook, and the notebook schema has no IRI fields. Marking
     the module absent, before jsonschema is first imported, makes jsonschema
-    skip that checker; nothing else changes.
+    skip that checker; nothing else changes. setuptools is likewise imported
+    only if nbgrader unpacks an archive (:func:`_archive_util_on_first_use`).
     """
     sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
+    _archive_util_on_first_use()
     log.install()
+
+
+def _archive_util_on_first_use() -> None:
+    """Let ``nbgrader.utils`` import setuptools' archive functions without importing setuptools.
+
+    ``nbgrader.utils`` imports three functions from ``setuptools.archive_util``
+    on import, which loads all of setuptools and ``pkg_resources`` (about 0.3 s
+    of CPU in every process that imports nbgrader), and calls them only to
+    unpack a zip a TA collects. Until one is called, a stand-in module holds
+    three functions that import the real module then and call its own.
+    """
+    if "setuptools.archive_util" in sys.modules:
+        return
+    stand_in = types.ModuleType("setuptools.archive_util", "imported when first used")
+    for name in ARCHIVE_FUNCTIONS:
+        setattr(stand_in, name, _on_first_call(name))
+    stand_in.__getattr__ = _anything_else  # type: ignore[method-assign]
+    sys.modules["setuptools.archive_util"] = stand_in
+
+
+def _real_archive_util() -> types.ModuleType:
+    """setuptools' own ``archive_util``, imported now in place of the stand-in."""
+    found = sys.modules.get("setuptools.archive_util")
+    if found is not None and found.__doc__ == "imported when first used":
+        del sys.modules["setuptools.archive_util"]
+    return importlib.import_module("setuptools.archive_util")
+
+
+def _anything_else(name: str) -> Any:
+    """The stand-in's other attributes: the real module's (a module's own, such as
+    ``__path__``, which the import system looks for, it does not have)."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return getattr(_real_archive_util(), name)
+
+
+def _on_first_call(name: str) -> Callable[..., Any]:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(_real_archive_util(), name)(*args, **kwargs)
+
+    call.__name__ = name
+    return call

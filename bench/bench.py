@@ -68,6 +68,7 @@ from autograder import startup  # noqa: E402
 from autograder.pipeline import results  # noqa: E402
 from autograder.pipeline.course import notebook  # noqa: E402
 from autograder.pipeline.course.assignment import find_assignment  # noqa: E402
+from autograder.pipeline.course.gradebook import ensure_gradebook  # noqa: E402
 from autograder.pipeline.errors import UserError  # noqa: E402
 from autograder.tools import corpus, stock  # noqa: E402
 from autograder.tools.nbgrader_cli import scratch_course  # noqa: E402
@@ -154,6 +155,9 @@ def time_ours(files, jobs, scratch, assignment=None, *extra):
     assignment = assignment or lab.ASSIGNMENT
     course_dir, folder, out = scratch / "course", scratch / "class", scratch / "out"
     scratch_course(ROOT, course_dir, release=True)
+    # Untimed, as stock's `nbgrader generate_assignment` is (stock.prepare_course): a TA's
+    # course has its gradebook before anything is graded.
+    ensure_gradebook(find_assignment(course_dir, assignment.id))
     for student_id, data in files.items():
         path = folder / assignment.submission_path(student_id, assignment.notebooks[0])
         path.parent.mkdir(parents=True, exist_ok=True)

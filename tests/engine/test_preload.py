@@ -88,3 +88,19 @@ def test_the_student_readme_names_the_packages_the_notebooks_import(tmp_path):
     assignment = find_assignment(tmp_path)
     releases = {"warm.ipynb": toy.notebook(imports, *toy.DOUBLE)}
     assert packages(assignment, releases) == ["pandas", "pyyaml"]
+
+
+def test_helper_modules_come_compiled_with_their_imports_preloaded(tmp_path):
+    """A helper file's own imports are preloaded, and it is imported from the zygote's bytecode
+    (the student's folder is read-only, so no student process could have compiled it there)."""
+    helper = "import colorsys\n\nLIGHT = colorsys.rgb_to_hls(1, 1, 1)[1]\n"
+    cells = [
+        toy.cell("import sys\nprint('preloaded:', 'colorsys' in sys.modules)"),
+        toy.cell("import os\nimport checks\nprint('bytecode:', os.path.isfile(checks.__cached__))"),
+        *toy.DOUBLE,
+    ]
+    course = toy.write_course(tmp_path / "course", ID, {"warm.ipynb": cells}, {"checks.py": helper})
+    done, out = toy.grade_class(course, ID, "warm.ipynb", {"ada": cells}, tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    page = (out / "feedback" / "ada.html").read_text()
+    assert "preloaded: True" in page and "bytecode: True" in page, page[-3000:]

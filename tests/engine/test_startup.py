@@ -27,6 +27,7 @@ def test_an_entry_point_imports_nbformat_without_the_iri_parser(name):
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
     assert "nbformat" in imported, "nothing imported nbformat: the test checks nothing"
     assert "rfc3987_syntax.syntax_helpers" not in imported  # where its parsers are built
+    assert "pkg_resources" not in imported and "setuptools" not in imported
 
 
 def test_the_tests_run_without_the_iri_parser():
@@ -34,3 +35,22 @@ def test_the_tests_run_without_the_iri_parser():
     import nbformat  # noqa: F401
 
     assert "rfc3987_syntax.syntax_helpers" not in sys.modules
+
+
+def test_nbgrader_still_unpacks_archives_with_setuptools_imported_then(tmp_path):
+    """The stand-in's functions are setuptools' own once called: a zip unpacks as before."""
+    import zipfile
+
+    from nbgrader import utils
+
+    from autograder import startup
+
+    archive = tmp_path / "hand-in.zip"
+    with zipfile.ZipFile(archive, "w") as made:
+        made.writestr("ada/notebook.ipynb", "{}")
+    if "setuptools.archive_util" not in sys.modules:
+        startup._archive_util_on_first_use()
+    utils.unpack_archive(str(archive), str(tmp_path / "out"))
+    assert (tmp_path / "out" / "ada" / "notebook.ipynb").read_text() == "{}"
+    real = sys.modules["setuptools.archive_util"]
+    assert real.__doc__ != "imported when first used" and hasattr(real, "UnrecognizedFormat")

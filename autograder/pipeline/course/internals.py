@@ -48,6 +48,7 @@ from nbgrader.preprocessors import (
     GetGrades,
     NbGraderPreprocessor,
     OverwriteCells,
+    OverwriteKernelspec,
     SaveAutoGrades,
 )
 from sqlalchemy.exc import SAWarning
@@ -306,9 +307,12 @@ def feedback_steps(config: Config) -> list[type]:
 
 
 def _faster(cls: type) -> type:
-    if cls is OverwriteCells:
-        return OverwriteCellsFromMemory
-    return CheckCellMetadataOnce if cls is CheckCellMetadata else cls
+    faster = {
+        OverwriteCells: OverwriteCellsFromMemory,
+        OverwriteKernelspec: OverwriteKernelspecFromMemory,
+        CheckCellMetadata: CheckCellMetadataOnce,
+    }
+    return faster.get(cls, cls)
 
 
 def gradebook_step(cls: type, gradebook: Gradebook, config: Config) -> Preprocessor:
@@ -429,6 +433,23 @@ class OverwriteCellsFromMemory(OverwriteCells):
         if self.add_missing_cells:
             nb, resources = self.add_missing_grade_cells(nb, resources)
             nb, resources = self.add_missing_task_cells(nb, resources)
+        return nb, resources
+
+
+class OverwriteKernelspecFromMemory(OverwriteKernelspec):
+    """nbgrader's ``OverwriteKernelspec``, the source's kernelspec read from :class:`SourceCells`.
+
+    nbgrader's opens the gradebook (a new engine and connection) for every
+    notebook to read one column that does not change during a run.
+    """
+
+    def preprocess(self, nb: Any, resources: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        found = resources["nbgrader"]
+        source = SourceCells.of(found["db_url"]).find_notebook(
+            found["notebook"], found["assignment"]
+        )
+        if source.kernelspec is not None and json.loads(source.kernelspec):
+            nb.metadata["kernelspec"] = json.loads(source.kernelspec)
         return nb, resources
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import html
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -195,21 +196,21 @@ def for_gradebook(nb: Any) -> dict[str, Any]:
     return {**nb, "cells": cells}
 
 
-def imports(nb: Any) -> str:
-    """The top-level import statements of ``nb``'s code cells, as code.
+def imports(nb: Any, modules: Sequence[str] = ()) -> str:
+    """The top-level import statements of ``nb``'s code cells and of ``modules``, as code.
 
-    What a worker runs once before grading, so every student process starts
-    with the modules the lab uses already imported. Cells that do not parse
-    are passed over.
+    modules: the texts of the helper modules beside the notebook, whose own
+    imports the notebook's pull in. What a worker runs once before grading, so
+    every student process starts with the modules the lab uses already
+    imported. Cells and modules that do not parse are passed over.
     """
     import ast
 
+    sources = [strip_solution_markers(c.source) for c in nb.cells if c.cell_type == "code"]
     found = []
-    for cell in nb.cells:
-        if cell.cell_type != "code":
-            continue
+    for source in [*sources, *modules]:
         try:
-            tree = ast.parse(strip_solution_markers(cell.source))
+            tree = ast.parse(source)
         except SyntaxError:
             continue
         found += [

@@ -10,7 +10,6 @@ The worker never writes anything: it returns a
 
 from __future__ import annotations
 
-import copy
 import ctypes
 import logging
 import multiprocessing
@@ -103,8 +102,9 @@ class Worker:
         self.columns = notebook.Columns(sources)
         self.files = a.helper_files()
         course = configured(a)
+        helpers = [text for name, text in self.files.items() if name.endswith(".py")]
         self.warm_up = (
-            "\n".join(notebook.imports(nb) for nb in sources.values())
+            "\n".join(notebook.imports(nb, helpers) for nb in sources.values())
             if course.preload is None
             else "\n".join(f"import {name}" for name in course.preload)
         )
@@ -252,14 +252,17 @@ class Worker:
             return _OneNotebook(Status.UNREADABLE, submission.unreadable[name])
         if name not in submission.files:
             return _OneNotebook(Status.UNREADABLE, f"{name} is missing from the submission")
-        clean, status, detail = self.prepare(sid, name, submission.files[name])
+        data = submission.files[name]  # read once: a retry grades these very bytes
+        clean, status, detail = self.prepare(sid, name, data)
         if name in submission.renamed:
             kept = f"graded {submission.renamed[name]} as {name}: keep the notebook's name"
             detail = "; ".join(filter(None, [kept, detail]))
         if clean is None:
             return _OneNotebook(status, detail)
-        for _attempt in range(1 + OUTSIDE_RETRIES):
-            ran, why, executed, unprotected = self._execute(copy.deepcopy(clean), name)
+        for attempt in range(1 + OUTSIDE_RETRIES):
+            if attempt:  # the last run wrote into its notebook: sanitise the file afresh
+                clean = self.prepare(sid, name, data)[0]
+            ran, why, executed, unprotected = self._execute(clean, name)
             if ran != Status.GRADER_ERROR or self.closed:
                 break
             _log.warning("%s: %s; grading it again", sid, why)
