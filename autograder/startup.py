@@ -28,7 +28,7 @@ def start() -> None:
     validates a notebook, and the notebook schema has no IRI fields. Marking
     the module absent, before jsonschema is first imported, makes jsonschema
     skip that checker; nothing else changes. setuptools is likewise imported
-    only if nbgrader unpacks an archive (:func:`_archive_util_on_first_use`).
+    only if nbgrader unpacks an archive (``_archive_util_on_first_use``).
     """
     sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
     _archive_util_on_first_use()

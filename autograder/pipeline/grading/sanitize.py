@@ -151,6 +151,21 @@ def _too_big(data: bytes) -> str:
     return ""
 
 
+def _as_version_4(raw: dict[str, Any]) -> Any:
+    """``nbformat.reads(json.dumps(raw), as_version=4)`` without writing and parsing the JSON
+    again: the same reader for the notebook's version, conversion and validation (whose
+    errors nbformat logs and lets pass, as ``reads`` does)."""
+    major, minor = nbformat.reader.get_version(raw)
+    if major not in nbformat.versions:
+        raise nbformat.NBFormatError(f"Unsupported nbformat version {major}")
+    nb = nbformat.convert(nbformat.versions[major].to_notebook_json(raw, minor=minor), 4)
+    try:
+        nbformat.validate(nb)
+    except nbformat.ValidationError as error:
+        nbformat.get_logger().error("Notebook JSON is invalid: %s", error)
+    return nb
+
+
 def read(data: bytes) -> tuple[Any, int]:
     """``(notebook, nbformat version it was written in)`` from ``data`` (bytes).
 
@@ -192,7 +207,7 @@ def read(data: bytes) -> tuple[Any, int]:
             f"the notebook has {len(cells):,} cells, more than the {MAX_CELLS:,} graded"
         )
     try:
-        nb = nbformat.reads(json.dumps(raw), as_version=4)
+        nb = _as_version_4(raw)
     except Exception as error:
         raise Unreadable(f"nbformat cannot read this notebook ({error})") from None
     if not isinstance(nb.get("cells"), list):
