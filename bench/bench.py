@@ -8,7 +8,11 @@ default all cores), checks that every test cell got the same points from all,
 and prints for each run its wall time and its CPU time, every process it
 started included (each run in a cgroup of its own, ``bench/cpu.py``), per
 submission too; then the CPU ratio, the wall ratios at equal cores and with
-stock on its one core, and our main process's own CPU per submission.
+stock on its one core, and our main process's own CPU per submission (and, of it,
+what each submission costs once the process has started: grading, recording).
+Both sides start with the assignment recorded in their gradebook, as a TA's
+course does: stock's ``nbgrader generate_assignment`` and our ``ensure_gradebook``
+run before the clock starts.
 
 With ``--failures K``, it then grades the same class again with K of its
 submissions replaced by the failure cases of ``tests/lab/hostile.py`` (broken
@@ -130,6 +134,7 @@ class Timed(NamedTuple):
     cpu: float
     results: dict
     main: float = float("nan")  # ours: the main process's own CPU seconds, as grade prints it
+    main_each: float = float("nan")  # ours: its CPU ms per submission once started
 
 
 def _row(label, run, n):
@@ -172,7 +177,7 @@ def time_ours(files, jobs, scratch, assignment=None, *extra):
         seconds, cpu = time.perf_counter() - start, group.seconds()
     (scratch / "grade.out").write_text(done.stdout)
     rows = {r["student_id"]: r for r in results.read_csv(out / "grades.csv")}
-    return Timed(seconds, cpu, rows, main_cpu(done.stdout))
+    return Timed(seconds, cpu, rows, main_cpu(done.stdout), main_cpu_each(done.stdout))
 
 
 def time_ours_fresh(files, jobs, assignment=None):
@@ -208,7 +213,7 @@ def run_failures(files, count, jobs, stock_results):
     with tempfile.TemporaryDirectory(prefix="bench-failures-") as scratch:
         scratch = Path(scratch)
         files, replaced = mix_in_failures(files, count, _context(scratch))
-        seconds, _, rows, _ = time_ours(files, jobs, scratch)
+        seconds, _, rows, *_ = time_ours(files, jobs, scratch)
         main_mib, worker_mib = peak_memory((scratch / "grade.out").read_text())
     problems = [f"{s}: no row" for s in files if s not in rows]
     for sid, name in replaced.items():
@@ -284,6 +289,13 @@ def main_cpu(output):
     return float(found.group(1)) if found else float("nan")
 
 
+def main_cpu_each(output):
+    """The main process's CPU ms per submission once started (grading, recording, the class's
+    files), from the summary ``grade`` prints."""
+    found = re.search(r"then (\d+) ms per submission graded", output)
+    return float(found.group(1)) if found else float("nan")
+
+
 def run_scale(sizes, jobs, timeout=3):
     """Grade classes of each size with the failure mix; print time and memory per size."""
     print(f"scale: classes with {SCALE_SHARE[0]} failure cases in {SCALE_SHARE[1]}, "
@@ -297,7 +309,8 @@ def run_scale(sizes, jobs, timeout=3):
             scratch = Path(scratch)
             count = round(size * SCALE_SHARE[0] / SCALE_SHARE[1])
             files, _ = mix_in_failures(files, count, _context(scratch))
-            seconds, _, rows, _ = time_ours(files, jobs, scratch, None, "--timeout", f"{timeout:g}")
+            run = time_ours(files, jobs, scratch, None, "--timeout", f"{timeout:g}")
+            seconds, rows = run.seconds, run.results
             output = (scratch / "grade.out").read_text()
             main_mib, worker_mib = peak_memory(output)
             cpu = main_cpu(output)
@@ -331,7 +344,7 @@ def run_runaway(files, jobs, without_seconds, timeout=None):
     files[first] = hostile.FAILURES["runaway_attention"].build(release_nb, solution_nb, {})
     extra = ["--timeout", f"{timeout:g}"] if timeout else []
     with tempfile.TemporaryDirectory(prefix="bench-runaway-") as scratch:
-        seconds, _, rows, _ = time_ours(files, jobs, Path(scratch), None, *extra)
+        seconds, _, rows, *_ = time_ours(files, jobs, Path(scratch), None, *extra)
     timeout = timeout or float(lab.ASSIGNMENT.config.Execute.get("timeout", 30))
     print("\nthe same class with one student's attention_weights looping forever:")
     print(f"python -m autograder     : {seconds:7.1f} s  (without it: {without_seconds:.1f} s)")
@@ -401,7 +414,9 @@ def main():
     print(f"{'CPU ratio, stock / ours':28}: {stock_run.cpu / ours.cpu:.1f}x")
     print(f"{f'wall ratio, {args.jobs} cores each':28}: {stock_split.seconds / ours.seconds:.1f}x")
     print(f"{'wall ratio, stock on 1 core':28}: {stock_run.seconds / ours.seconds:.1f}x")
-    print(f"{'ours, main process CPU':28}: {main / n * 1000:.0f} ms per submission")
+    main_each = statistics.median(r.main_each for r in runs)
+    print(f"{'ours, main process CPU':28}: {main / n * 1000:.0f} ms per submission, of which "
+          f"{main_each:.0f} ms once started (imports and set-up: the rest)")  # fmt: skip
     print(f"{'scores':28}: {'identical' if not differ else f'DIFFER for {differ}'}")
     our_seconds = ours.seconds
     problems = run_failures(files, args.failures, args.jobs, stock_results) if args.failures else []

@@ -28,6 +28,7 @@ def _bench_figures() -> dict[str, str]:
         "wall_ratio_equal": r"wall ratio, \d+ cores each +: ([\d.]+)x",
         "wall_ratio_one_core": r"wall ratio, stock on 1 core +: ([\d.]+)x",
         "main_ms": r"ours, main process CPU +: (\d+) ms",
+        "main_started_ms": r"ours, main process CPU +: \d+ ms per submission, of which (\d+) ms",
         "stock_ms": r"stock, 1 process +[\d.]+ s +[\d.]+ s +(\d+) ms",
         "ours_ms": r"ours, \d+ workers +[\d.]+ s +[\d.]+ s +(\d+) ms",
     }

@@ -238,6 +238,7 @@ def _run_locked(request: Request) -> ClassGrades:
         )
         executor = pools.make(settings, request.jobs, request.scheduler, sources_hash(chosen))
         try:
+            before = _cpu_seconds()  # the main process's start-up: imports, gradebook, collect
             recording.grade_all(todo, executor)
             recording.refresh_unchanged(unchanged)
             again = recording.awaiting_again()
@@ -280,14 +281,24 @@ def _run_locked(request: Request) -> ClassGrades:
     main_kib = worker.peak_memory_kib()
     worker_mib = recording.peak // 1024
     _log.info(f"grader peak memory: main {main_kib // 1024} MiB, largest worker {worker_mib} MiB")
-    used = resource.getrusage(resource.RUSAGE_SELF)  # this process's threads, not its workers
-    _log.info(f"grader main process CPU: {used.ru_utime + used.ru_stime:.2f} s")
+    used = _cpu_seconds()
+    each = (used - before) / len(todo) * 1000 if todo else 0.0
+    _log.info(
+        f"grader main process CPU: {used:.2f} s ({before:.2f} s to start, "
+        f"then {each:.0f} ms per submission graded)"
+    )
     if request.pages:
         _log.info(f"\nwrote {out.csv} and {len(ordered)} feedback page(s) in {out.feedback}")
         _log.info(f"what the class got wrong: {out.report}")
     else:
         _log.info(f"\nwrote {out.csv}")
     return ClassGrades(0, out, tuple(everyone), tuple(recording.unprotected))
+
+
+def _cpu_seconds() -> float:
+    """This process's CPU seconds so far (user and system; its threads, not its workers)."""
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    return used.ru_utime + used.ru_stime
 
 
 def _not_removed(

@@ -128,7 +128,7 @@ def _read_only(point: str) -> str:
 
 
 def fresh_filesystems(
-    scratch_mb: int, files: dict[str, str], keep: Sequence[str] = ()
+    scratch_mb: int, files: dict[str, str], keep: Sequence[str] = (), proc: bool = True
 ) -> list[str]:
     """Give the student a fresh writable space and make everything else read-only.
 
@@ -138,7 +138,9 @@ def fresh_filesystems(
     :data:`LAB` and made read-only; every other mount (the sandbox's root, /dev)
     becomes read-only, so nothing a student writes is left for the next one.
     keep: folders under /tmp that must stay visible (a Python installation in a
-    clone under /tmp): bound again, read-only, on top of the new tmpfs.
+    clone under /tmp): bound again, read-only, on top of the new tmpfs. proc:
+    mount a /proc of the student's own pid namespace (outside bubblewrap; in it
+    the kernel refuses one).
     Returns a list of what could not be done.
     """
     libc = c_library()
@@ -169,7 +171,8 @@ def fresh_filesystems(
         ours = any(point == m or point.startswith(m + "/") for m in mine)
         if writable and (not ours or any(point == k or point.startswith(k + "/") for k in kept)):
             problems.append(_read_only(point))
-    libc.mount(b"proc", b"/proc", b"proc", 0, None)  # refused under bwrap's /proc; harmless
+    if proc:
+        libc.mount(b"proc", b"/proc", b"proc", 0, None)
     return [p for p in problems if p]
 
 
@@ -625,7 +628,8 @@ def set_up(request: dict[str, Any], private: str | None, shell: Any) -> list[str
     os.setsid()
     limits = request["limits"]
     if private is None:
-        mine = fresh_filesystems(limits["scratch_mb"], request["files"], request.get("keep", ()))
+        keep, proc = request.get("keep", ()), request.get("proc", True)
+        mine = fresh_filesystems(limits["scratch_mb"], request["files"], keep, proc)
         home, lab = SCRATCH, LAB
     else:
         home = lab = private

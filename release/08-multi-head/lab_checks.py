@@ -134,12 +134,23 @@ def _as_array(got, what):
         ) from None
 
 
+def _said(hint):
+    """The hint's words: ``hint`` itself, or what it returns when it is a function.
+
+    A function is called only when a check fails: naming the cause of a mistake
+    (a family of variants to compare with) is work a right answer never needs.
+    """
+    return (hint() if callable(hint) else hint) or ""
+
+
 def check_shape(got, expected, what, hint=""):
-    """Fail unless ``got`` has shape ``expected``; ``hint`` says what went wrong."""
+    """Fail unless ``got`` has shape ``expected``; ``hint`` says what went wrong (words, or a
+    function that returns them, called only on failure)."""
     shape = np.shape(_as_array(got, what))
     expected = tuple(expected)
     if shape != expected:
-        reason = f": {hint}" if hint else ""
+        said = _said(hint)
+        reason = f": {said}" if said else ""
         raise AssertionError(f"{what}: expected shape {expected}, got {shape}{reason}")
 
 
@@ -148,7 +159,8 @@ def check_close(got, expected, what, hint="", rtol=1e-6, atol=1e-9):
 
     The message gives the largest error, where it is, and the two values.
     ``hint`` names the cause, for a wrong shape or wrong values alike: give one
-    only when the test knows it (the result equals a known mistake's).
+    only when the test knows it (the result equals a known mistake's); a
+    function that finds it is called only if the check fails.
     """
     expected = np.asarray(expected, dtype=float)
     check_shape(got, expected.shape, what, hint)
@@ -164,7 +176,8 @@ def check_close(got, expected, what, hint="", rtol=1e-6, atol=1e-9):
     where = np.unravel_index(first, error.shape) if error.ndim else ()
     index = tuple(int(i) for i in where)
     # The diagnosis first: it is what a student needs, and a long message is cut.
-    reason = f": {hint[:1].lower()}{hint[1:].rstrip('.')}" if hint else ""
+    said = _said(hint)
+    reason = f": {said[:1].lower()}{said[1:].rstrip('.')}" if said else ""
     raise AssertionError(
         f"{what}: wrong values{reason}; the worst is at index {index}, "
         f"got {got[where]:.4g}, expected {expected[where]:.4g}"

@@ -139,3 +139,21 @@ def test_a_heatmap_is_its_numbers_and_leaves_the_future_blank(lab_checks):
     assert "head <1>" in texts and "<" in texts and root.get("aria-label") == 'a "causal" head'
     full = lab_checks.heatmaps_svg([table], ["head"], ["a", "b", "c"], "all", False)
     assert full.count("0.00") == 3
+
+
+def test_a_cause_is_looked_for_only_when_the_check_fails(lab_checks):
+    """A hint given as a function: not called for a right answer, its words for a wrong one?"""
+    called = []
+
+    def cause():
+        called.append(True)
+        return "The scores are not scaled."
+
+    lab_checks.check_close(np.eye(2), np.eye(2), "f", hint=cause)
+    lab_checks.check_shape(np.eye(2), (2, 2), "f", hint=cause)
+    assert called == []
+    with pytest.raises(AssertionError, match=r"f: wrong values: the scores are not scaled;"):
+        lab_checks.check_close(2 * np.eye(2), np.eye(2), "f", hint=cause)
+    with pytest.raises(AssertionError, match=r"got \(3,\): The scores are not scaled\.$"):
+        lab_checks.check_shape(np.ones(3), (2, 2), "f", hint=cause)
+    assert len(called) == 2

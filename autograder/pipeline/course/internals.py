@@ -27,8 +27,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import alembic.config
-import alembic.script
 import nbgrader
 import nbgrader.api
 import nbgrader.dbutil
@@ -69,8 +67,12 @@ def alembic_in_process() -> Iterator[None]:
 
     nbgrader 0.9.6 stamps a new gradebook by running the ``alembic`` command (a
     second Python process importing nbgrader again: seconds, and a PATH that
-    must hold the venv). Alembic's own API reads the same scripts in process.
+    must hold the venv). Alembic's own API reads the same scripts in process,
+    imported here: a run whose gradebook holds the assignment already never needs it.
     """
+    import alembic.config
+    import alembic.script
+
     scripts = alembic.config.Config()
     scripts.set_main_option("script_location", nbgrader.dbutil.ALEMBIC_DIR)
     newest = alembic.script.ScriptDirectory.from_config(scripts).get_current_head()

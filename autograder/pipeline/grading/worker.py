@@ -197,7 +197,7 @@ class Worker:
         # The main process records one student at a time, for every worker: it is
         # given the notebooks written out, and only what the gradebook reads of them.
         executed = {name: nb for name, nb in result.notebooks.items() if nb is not None}
-        result.texts = {n: nbformat.v4.writes(nbformat.from_dict(nb)) for n, nb in executed.items()}
+        result.texts = {n: nbformat.v4.writes(nb) for n, nb in executed.items()}  # copies
         result.auto_grades = {name: rows.auto_grades(nb) for name, nb in executed.items()}
         result.notebooks = {
             name: None if nb is None else notebook.for_gradebook(nb)
@@ -301,7 +301,7 @@ class Worker:
             ran, why = Status.MEMORY_LIMIT, "the notebook ran out of memory"
         executed = score.postprocess(clean, self.steps.after_execute, self.config)
         unprotected = list(sandbox.unprotected + student.unprotected)
-        return ran, why, nbformat.from_dict(executed), unprotected
+        return ran, why, executed, unprotected  # the notebook sanitised for this run alone
 
     def close(self) -> None:
         """Stop the sandbox, for good: a notebook being graded is not graded again."""

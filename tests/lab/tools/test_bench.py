@@ -62,7 +62,10 @@ def test_benchmark_runs_end_to_end(tmp_path):
         assert re.search(line + r" +[\d.]+ s +[\d.]+ s +\d+ ms", done.stdout), line
     assert re.search(r"CPU ratio, stock / ours +: [\d.]+x", done.stdout)
     assert re.search(r"wall ratio, 2 cores each +: [\d.]+x", done.stdout)
-    assert re.search(r"ours, main process CPU +: \d+ ms per submission", done.stdout)
+    assert re.search(
+        r"ours, main process CPU +: \d+ ms per submission, of which \d+ ms once started",
+        done.stdout,
+    )
     assert "rows                     : 1 of 1; " in done.stdout
     assert "statuses and scores      : as expected" in done.stdout
     assert re.search(r"peak memory +: main \d+ MiB, largest worker [1-9]\d* MiB", done.stdout)
@@ -72,6 +75,7 @@ def test_main_process_cpu_is_read_from_what_grade_prints(graded_samples):
     """Does ``grade`` print its main process's CPU, and the bench read it?"""
     printed = graded_samples["done"].stdout + graded_samples["done"].stderr
     assert 0 < _bench().main_cpu(printed) < float("inf"), printed[-500:]
+    assert 0 <= _bench().main_cpu_each(printed) < _bench().main_cpu(printed) * 1000, printed[-500:]
 
 
 def test_paper_estimate_has_a_recording_floor():
