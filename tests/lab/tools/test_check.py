@@ -34,10 +34,11 @@ def _check(path, *extra):
 def student_python(tmp_path_factory):
     """A fresh virtual environment with only the student packages; its python."""
     folder = tmp_path_factory.mktemp("student-venv")
-    venv.create(folder, with_pip=True)
+    venv.create(folder)  # no pip of its own: ours installs into it (ensurepip costs seconds)
     python = folder / "bin" / "python"
     done = subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet",
+         "--disable-pip-version-check",
          "--no-compile", "--constraint", str(lab.ROOT / "constraints.txt"),
          *STUDENT_PACKAGES],
         capture_output=True, text=True, timeout=600,
