@@ -235,6 +235,7 @@ class Service:
     def start_pool(self) -> None:
         """Fork the workers (this process runs no thread of its own when it forks)."""
         context = multiprocessing.get_context("fork")
+        worker.prepare(self.worker_settings)  # the state each worker starts from, built once
         pool = ProcessPoolExecutor(self.jobs, context, worker.start, (self.worker_settings,))
         why_not = [f.result() for f in [pool.submit(worker.ready) for _ in range(self.jobs)]]
         if why_not and all(why_not):

@@ -87,6 +87,7 @@ class LocalPool:
             # threads of its own when it forks, and every student process comes from
             # a zygote started afresh, so nothing of ours reaches student code.
             context = multiprocessing.get_context("fork")
+            worker.prepare(self.settings)  # the state each worker starts from, built once
             done: queue.Queue[tuple[Submission, Future[Graded]]] = queue.Queue()
             try:
                 with ProcessPoolExecutor(workers, context, worker.start, (self.settings,)) as pool:

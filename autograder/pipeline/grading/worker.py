@@ -85,15 +85,21 @@ class Worker:
     student it killed is not graded again in a fresh one.
     """
 
-    def __init__(self, settings: WorkerSettings, assignment: Assignment | None = None) -> None:
+    def __init__(
+        self,
+        settings: WorkerSettings,
+        assignment: Assignment | None = None,
+        this_process: bool = True,
+    ) -> None:
+        """this_process: make this process the worker's at once (:meth:`take_process`);
+        False for one built to be forked (:func:`prepare`)."""
         self.settings = settings
-        logging.getLogger("traitlets").setLevel(logging.ERROR)
         self.assignment = assignment or find_assignment(
             Path(settings.course_root), settings.assignment_id
         )
         a = self.assignment
-        # The trusted test cells import the assignment's helper modules, from the source.
-        sys.path.insert(0, str(a.source_dir))
+        if this_process:
+            self.take_process()
         self.config = a.config
         self.steps = internals.autograde_steps(self.config)
         self.release = {name: notebook.read(a.release(name)) for name in a.notebooks}
@@ -121,6 +127,12 @@ class Worker:
         self.closed = False
         self._starting = threading.Lock()  # a sandbox is started, or closed, at a time
         self.renderer = feedback_page.Renderer(self.assignment)
+
+    def take_process(self) -> None:
+        """Set this process up to grade: the course's helper modules importable (the trusted
+        test cells import them, from the source), traitlets' warnings quiet."""
+        logging.getLogger("traitlets").setLevel(logging.ERROR)
+        sys.path.insert(0, str(self.assignment.source_dir))
 
     def _sandbox(self) -> Sandbox:
         with self._starting:
@@ -323,19 +335,46 @@ _worker: Worker | None = None
 _not_started = ""  #: why this worker's sandbox could not start ("" once it has)
 
 
+_prepared: Worker | None = None  #: built before the workers fork (:func:`prepare`)
+
+
+def prepare(settings: WorkerSettings) -> None:
+    """Build the Worker that workers forked from this process start from (:func:`start`).
+
+    The assignment, its notebooks and nbgrader steps, the feedback page's compiled
+    template: built once, in the process that forks the pool, rather than once in
+    every worker. No sandbox is started and this process's ``sys.path`` is left as
+    it is; each worker takes its copy's process itself. Called before each pool is
+    forked, it reads the assignment afresh: a long-lived process (``serve``) forks
+    new workers when the assignment changed.
+    """
+    global _prepared
+    _prepared = Worker(settings, this_process=False)
+    if settings.pages:
+        _prepared.renderer.warm_up()  # compiles the feedback template
+
+
 def start(settings: WorkerSettings) -> None:
-    """Process-pool initializer: one Worker per process, its sandbox started and warm."""
+    """Process-pool initializer: one Worker per process, its sandbox started and warm.
+
+    Forked from a process that ran :func:`prepare` with these settings, it starts from
+    that Worker (its copy); otherwise it builds its own.
+    """
     global _worker, _not_started
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the main process's handler
     parent = multiprocessing.parent_process()
     die_with_parent(parent.pid if parent else None)
-    _worker = Worker(settings)
+    if _prepared is not None and _prepared.settings == settings:
+        _worker = _prepared
+        _worker.take_process()
+    else:
+        _worker = Worker(settings)
     try:
         _worker._sandbox()
     except Exception as error:  # said by ready(): a run none of whose sandboxes start stops
         lines = str(error).strip().splitlines() or [type(error).__name__]
         _not_started = lines[-1][:300]
-    if settings.pages:
+    if settings.pages and _worker is not _prepared:
         _worker.renderer.warm_up()  # compiles the feedback template
 
 
