@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import resource
 import signal
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -45,7 +44,7 @@ from autograder.pipeline.dispatch import pools
 from autograder.pipeline.errors import UserError
 from autograder.pipeline.grading import worker
 from autograder.pipeline.lms import hand_in
-from autograder.pipeline.recording import Recording, pending
+from autograder.pipeline.recording import Recording, cpu_seconds, pending
 from autograder.pipeline.reports import class_report, terminal
 from autograder.pipeline.results import NOT_FINISHED, ClassFolder, Outcome, Store, StoredRows
 from autograder.pipeline.settings import GradingLimits, configured
@@ -238,7 +237,6 @@ def _run_locked(request: Request) -> ClassGrades:
         )
         executor = pools.make(settings, request.jobs, request.scheduler, sources_hash(chosen))
         try:
-            before = _cpu_seconds()  # the main process's start-up: imports, gradebook, collect
             recording.grade_all(todo, executor)
             recording.refresh_unchanged(unchanged)
             again = recording.awaiting_again()
@@ -281,24 +279,21 @@ def _run_locked(request: Request) -> ClassGrades:
     main_kib = worker.peak_memory_kib()
     worker_mib = recording.peak // 1024
     _log.info(f"grader peak memory: main {main_kib // 1024} MiB, largest worker {worker_mib} MiB")
-    used = _cpu_seconds()
-    each = (used - before) / len(todo) * 1000 if todo else 0.0
-    _log.info(
-        f"grader main process CPU: {used:.2f} s ({before:.2f} s to start, "
-        f"then {each:.0f} ms per submission graded)"
+    # Start-up: imports, reading the class, the workers' shared start, the gradebook ready.
+    used, before = cpu_seconds(), recording.ready_cpu
+    split = (
+        f" ({before:.2f} s to start, then {(used - before) / len(todo) * 1000:.0f} ms per "
+        "submission graded)"
+        if todo
+        else ""
     )
+    _log.info(f"grader main process CPU: {used:.2f} s{split}")
     if request.pages:
         _log.info(f"\nwrote {out.csv} and {len(ordered)} feedback page(s) in {out.feedback}")
         _log.info(f"what the class got wrong: {out.report}")
     else:
         _log.info(f"\nwrote {out.csv}")
     return ClassGrades(0, out, tuple(everyone), tuple(recording.unprotected))
-
-
-def _cpu_seconds() -> float:
-    """This process's CPU seconds so far (user and system; its threads, not its workers)."""
-    used = resource.getrusage(resource.RUSAGE_SELF)
-    return used.ru_utime + used.ru_stime
 
 
 def _not_removed(

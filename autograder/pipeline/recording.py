@@ -16,6 +16,7 @@ leaves students either recorded everywhere or graded again by the next run.
 from __future__ import annotations
 
 import logging
+import resource
 import shutil
 import sys
 from pathlib import Path
@@ -95,6 +96,12 @@ def pending(
     return unchanged, todo
 
 
+def cpu_seconds() -> float:
+    """This process's CPU seconds so far (user and system; its threads, not its workers)."""
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    return used.ru_utime + used.ru_stime
+
+
 class Recording:
     """One grading run's recording side: graded submissions arrive from workers and are kept.
 
@@ -124,6 +131,7 @@ class Recording:
         self.peak = 0  # the largest worker's peak memory, KiB
         self.batch: list[tuple[str, str, Outcome]] = []  # (student, rerun key, outcome) to keep
         self.writing = False  # a student is half written to the gradebook
+        self.ready_cpu = 0.0  # this process's CPU seconds when the gradebook was ready
 
     @property
     def dry_run(self) -> bool:
@@ -140,6 +148,7 @@ class Recording:
                 db_url, autograded = ensure_gradebook(self.assignment), None
             snapshot(db_url, self.scratch)
             self.recorder = results.Recorder(self.assignment, db_url, self.out.root, autograded)
+            self.ready_cpu = cpu_seconds()
         return self.recorder
 
     def record_one(self, sub: Submission, graded: Graded) -> None:
