@@ -32,6 +32,7 @@ from typing import Any
 
 #: bytes of address space a served call may add to the grader's process
 SERVED_MEMORY = 192 * 2**20
+PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096  #: bytes
 
 
 class Refused(Exception):
@@ -60,9 +61,12 @@ def describe(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
 
 def _address_space() -> int | None:
     """Bytes of address space this process maps now (None where /proc does not say)."""
-    try:
-        with open("/proc/self/statm") as handle:
-            return int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    try:  # os.open, not open(): a text file object costs more than the call it bounds
+        fd = os.open("/proc/self/statm", os.O_RDONLY)
+        try:
+            return int(os.read(fd, 200).split()[0]) * PAGE_SIZE
+        finally:
+            os.close(fd)
     except (OSError, ValueError, IndexError):
         return None
 
@@ -100,7 +104,8 @@ class _Watchdog:
 
     A thread of its own for every call would cost more than the calls a test
     makes (some 130 us each): this one sleeps until the nearest deadline and
-    raises :class:`_TooLate` in the thread whose call ran past it.
+    raises :class:`_TooLate` in the thread whose call ran past it. It sleeps on
+    through calls released before that deadline, however many come and go.
     """
 
     def __init__(self) -> None:
@@ -108,6 +113,7 @@ class _Watchdog:
         self._watched: dict[int, list[Any]] = {}  # token -> [deadline, thread, fired]
         self._tokens = 0
         self._thread: threading.Thread | None = None
+        self._wakes: float | None = None  # when the thread wakes up next (None: when told)
 
     def _run(self) -> None:
         with self._lock:
@@ -118,7 +124,8 @@ class _Watchdog:
                         entry[2] = True
                         _raise_in(entry[1], _TooLate)
                 waiting = [entry[0] for entry in self._watched.values() if not entry[2]]
-                self._lock.wait(max(min(waiting) - now, 0.0) if waiting else None)
+                self._wakes = min(waiting) if waiting else None
+                self._lock.wait(max(self._wakes - now, 0.0) if self._wakes is not None else None)
 
     def watch(self, deadline: float) -> int:
         """Start watching the calling thread until ``deadline``; a token for :meth:`release`."""
@@ -128,7 +135,11 @@ class _Watchdog:
                 self._thread.start()
             self._tokens += 1
             self._watched[self._tokens] = [deadline, threading.get_ident(), False]
-            self._lock.notify()
+            # Woken only if it would sleep past this deadline: a test's calls share the
+            # cell's deadline, and waking a thread costs more than the call it watches.
+            if self._wakes is None or deadline < self._wakes:
+                self._wakes = deadline
+                self._lock.notify()
             return self._tokens
 
     def release(self, token: int | None) -> None:

@@ -362,6 +362,11 @@ def make_shell() -> Any:
         shell.cell_outputs.append(error_output(ename, evalue, stb))
 
     shell._showtraceback = show_traceback
+    # IPython formats each error twice with ultratb, to show it and to store it,
+    # inspecting every frame's module and source: milliseconds per error, none
+    # of it shown (show_traceback writes its own) or stored (no history).
+    shell.InteractiveTB.structured_traceback = lambda *args, **kwargs: []
+    shell._format_exception_for_storage = lambda *args, **kwargs: {}
     shell.enable_gui = lambda gui=None: None  # no event loop: figures go inline
     return shell
 
@@ -405,12 +410,17 @@ def run_cell(shell: Any, source: str) -> dict[str, Any]:
     }
 
 
+def _is_function(value: Any) -> bool:
+    """Is ``value`` something the grader calls by proxy (a function, not a class or data)?"""
+    return callable(value) and not isinstance(value, type)
+
+
 def lookup(shell: Any, name: str) -> dict[str, Any]:
     """What ``name`` is in the student's namespace, as the grader may learn it."""
     if name not in shell.user_ns:
         return {"kind": "missing"}
     value = shell.user_ns[name]
-    if callable(value) and not isinstance(value, type):
+    if _is_function(value):
         return {"kind": "callable"}
     try:
         return {"kind": "value", "value": wire.encode(value)}
@@ -514,8 +524,29 @@ def disable(shell: Any, name: str, message: str) -> dict[str, Any]:
     return {"ok": True}
 
 
+MAX_WATCHED = 1000  #: names a grader may ask to hear about in every reply
+
+
+def functions(shell: Any, names: Sequence[str]) -> list[str] | None:
+    """Those of ``names`` that the student's namespace binds to functions now.
+
+    None if finding out failed (a student's object can make ``isinstance`` run its
+    code): the grader then asks about each name it needs.
+    """
+    try:
+        return [n for n in names if _is_function(shell.user_ns.get(n))]
+    except Exception:
+        return None
+
+
 def serve(shell: Any, sock: socket.socket) -> None:
-    """Answer the grader's requests until it says bye or goes away."""
+    """Answer the grader's requests until it says bye or goes away.
+
+    A request carrying ``watch`` (names) makes every reply from then on carry
+    ``functions``: which of those names are functions once the request is done
+    (:func:`functions`), so the grader need not look each one up.
+    """
+    watched: list[str] = []
     handlers = {
         "run": lambda m: run_cell(shell, m["source"]),
         "lookup": lambda m: lookup(shell, m["name"]),
@@ -529,8 +560,12 @@ def serve(shell: Any, sock: socket.socket) -> None:
             message = wire.receive(sock)
             if message.get("op") == "bye":
                 return
+            if isinstance(message.get("watch"), list):
+                watched = [str(n) for n in message["watch"][:MAX_WATCHED]]
             reply = handlers[message["op"]](message)
             reply["id"] = message.get("id")
+            if watched:
+                reply["functions"] = functions(shell, watched)
             wire.send(sock, reply)
         except KeyboardInterrupt:
             continue  # an interrupt that arrived between requests

@@ -82,6 +82,48 @@ def test_test_cells_run_here_and_find_student_functions():
     assert ops == ["run", "lookup", "call"]  # the test's code itself never reached the student
 
 
+class ReportingStudent(FakeStudent):
+    """A student process that, once asked to watch names, says in each reply which are
+    functions, as the real one does (``functions``: what to say instead, if not None)."""
+
+    def __init__(self, functions=None):
+        super().__init__()
+        self.watched, self.said = [], functions
+
+    def request(self, message, timeout, stand_ins=None):
+        self.watched = message.get("watch", self.watched)
+        reply = dict(super().request(message, timeout, stand_ins))
+        names = [n for n in self.watched if callable(self.namespace.get(n))]
+        reply["functions"] = names if self.said is None else self.said
+        return reply
+
+
+def test_a_function_the_last_reply_named_is_called_without_a_lookup():
+    """Is a name the student's process just said is a function called with no lookup, and is
+    a name it rebound to data in a later cell looked up again?"""
+    nb = notebook(
+        code("def double(v):\n    return 2 * v", "double", kind="answer"),
+        code("assert double(3) == 6", "test_double", 1, kind="test"),
+        code("double = 5", "double_again", kind="answer"),
+        code("assert double == 5", "test_data", 1, kind="test"),
+    )
+    student, status, _ = run(nb, ReportingStudent())
+    assert status == Status.OK and [c.outputs for c in nb.cells[1::2]] == [[], []]
+    assert [r["op"] for r in student.requests] == ["run", "call", "run", "lookup"]
+    assert student.requests[0]["watch"] == ["double", "x"]  # asked once, with the first request
+
+
+def test_what_a_reply_says_of_other_names_is_not_believed():
+    """Is a name outside the allowed set still a NameError when a reply calls it a function?"""
+    nb = notebook(
+        code("def reference(v):\n    return 0", "double", kind="answer"),
+        code("assert reference(3) == 0", "test_double", 1, kind="test"),
+    )
+    student, _, _ = run(nb, ReportingStudent(functions=["reference", 7]))
+    assert nb.cells[1].outputs[0]["ename"] == "NameError"
+    assert [r["op"] for r in student.requests] == ["run"]
+
+
 def test_instructor_names_never_come_from_the_student():
     """Is a name outside the allowed set a NameError, even if the student defines it?"""
     nb = notebook(

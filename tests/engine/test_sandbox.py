@@ -255,6 +255,21 @@ def test_stand_ins_answer_only_during_the_call_they_serve(student):
     assert seen == [5]
 
 
+def test_replies_say_which_watched_names_are_functions(student):
+    """Once asked to watch names, does every reply say which are functions as it ends?"""
+    source = "def f():\n    global g\n    g = 3\n    return 1\ng = len\nclass C:\n    pass\nv = 2"
+    reply = student.request(
+        {"op": "run", "source": source, "watch": ["f", "g", "C", "v", "nope"]}, 30
+    )
+    assert reply["functions"] == ["f", "g"]  # a class and data are looked up, not called by proxy
+    call = student.request({"op": "call", "name": "f", "args": []}, 30)
+    assert call["functions"] == ["f"]  # f rebound g to data while it ran
+    # a callable whose __class__ raises: asking isinstance runs the student's code, which fails
+    trick = "class Trick:\n    __class__ = property(lambda self: 1 / 0)\n    __call__ = len\n"
+    _run(student, trick + "f = Trick()")
+    assert student.request({"op": "lookup", "name": "v"}, 30)["functions"] is None
+
+
 def test_stand_in_calls_are_bounded_and_errors_are_data(student):
     """Are a stand-in's errors and oversized arguments the student's to see, never the grader's?"""
     _run(

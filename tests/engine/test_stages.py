@@ -146,3 +146,60 @@ def test_record_writes_gradebook(tmp_path):
         (submission,) = gb.assignment_submissions(assignment.id)
         assert submission.student_id == "ada" and submission.score == 0
         assert not submission.needs_manual_grade  # nothing to grade by hand in an empty file
+
+
+def _cell_html(page, grade_id):
+    """The HTML of the graded cell ``grade_id`` on ``page``, up to the next cell's."""
+    start = page.index(f'id="{grade_id}"')
+    return page[start : page.find('<a name="', start + 1)]
+
+
+def test_a_cell_two_pages_share_shows_each_pages_own_grading(executed, assignment):
+    """Is a cell's HTML reused from an earlier page only where it would come out the same?
+
+    The written answer is the same text on both pages, graded by a TA on one and
+    waiting on the other; a script's output gets a fresh id on every page.
+    """
+    executed.cells.append(
+        graded_cell(
+            "answer",
+            "shown",
+            0,
+            "display(Javascript('1'))",
+            [
+                {
+                    "output_type": "display_data",
+                    "data": {"application/javascript": "1"},
+                    "metadata": {},
+                }
+            ],
+        )
+    )
+    renderer = feedback_page.Renderer(assignment)
+    columns = Columns({"n.ipynb": executed})
+    ok = Graded("", "", Status.OK, "", {}, {}, {})
+    points = score.points(executed)
+    graded = renderer.render("ada", {"n.ipynb": executed}, columns, {**points, "why": 1.5}, ok)
+    waiting = renderer.render("bob", {"n.ipynb": executed}, columns, {**points, "why": None}, ok)
+    again = renderer.render("cy", {"n.ipynb": executed}, columns, {**points, "why": 1.5}, ok)
+    assert "1.5 / 2.0" in _cell_html(graded, "why")
+    assert "1.5" not in _cell_html(waiting, "why")
+    assert _cell_html(again, "why") == _cell_html(graded, "why")
+    assert _cell_html(again, "test_mean_more") == _cell_html(graded, "test_mean_more")
+    assert _cell_html(again, "shown") != _cell_html(graded, "shown")  # each with its own id
+
+
+def test_hidden_tests_are_cut_alike_every_time():
+    """Does the feedback step that remembers what it cut cut as nbgrader's does, every time,
+    and refuse a region never closed every time?"""
+    plain = internals.ClearHiddenTests()
+    remembering = internals.ClearHiddenTestsOnce()
+    hidden = "a = 1\n### BEGIN HIDDEN TESTS\nassert a\n### END HIDDEN TESTS\nprint(a)"
+    for _ in range(2):
+        cells = [toy.cell(hidden, "test_a", "test", 1) for _ in range(2)]
+        plain.preprocess_cell(cells[0], {}, 0)
+        remembering.preprocess_cell(cells[1], {}, 0)
+        assert cells[1].source == cells[0].source == "a = 1\nprint(a)"
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="No end hidden tests"):
+            remembering.preprocess_cell(toy.cell("### BEGIN HIDDEN TESTS", "t", "test", 1), {}, 0)

@@ -1,17 +1,21 @@
 """Do forked workers start from the state their main process built once, and only from it?
 
 ``worker.prepare`` builds the assignment's notebooks, steps and compiled page template in
-the process that forks the pool; each worker (``worker.start``) starts from its copy. The
-main process's ``sys.path`` stays its own: only a worker puts the course's helpers on it.
+the process that forks the pool, and renders what every page shares; each worker
+(``worker.start``) starts from its copy. The main process's ``sys.path`` stays its own:
+only a worker puts the course's helpers on it.
 """
 
+import copy
 import multiprocessing
 import sys
 from concurrent.futures import ProcessPoolExecutor
+from types import SimpleNamespace
 
 import pytest
 
 from autograder.pipeline.course.gradebook import ensure_gradebook
+from autograder.pipeline.errors import Status
 from autograder.pipeline.grading import worker
 from autograder.pipeline.settings import GradingLimits
 
@@ -25,6 +29,22 @@ def _started_from_prepared() -> tuple[bool, bool]:
     assert worker._worker is not None
     helpers = str(worker._worker.assignment.source_dir) in sys.path
     return worker._worker is worker._prepared, helpers
+
+
+def _renders_only_the_students_own_cells() -> list[str]:
+    """In a pool worker: the text of each code cell its first page had to highlight."""
+    assert worker._worker is not None
+    exporter = worker._worker.renderer.exporter
+    highlighted: list[str] = []
+    highlight = exporter._highlight
+    exporter._highlight = lambda source, *args: (
+        highlighted.append(source) or highlight(source, *args)
+    )
+    nb = copy.deepcopy(worker._worker.sources["toy.ipynb"])
+    nb.cells[0].source = "def double(v):\n    return v + v"
+    status = SimpleNamespace(status=Status.OK, detail="")
+    worker._worker.renderer.render("ada", {"toy.ipynb": nb}, worker._worker.columns, {}, status)
+    return highlighted
 
 
 def test_workers_start_from_what_the_main_process_prepared(tmp_path, monkeypatch):
@@ -41,6 +61,10 @@ def test_workers_start_from_what_the_main_process_prepared(tmp_path, monkeypatch
     fork = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(1, fork, worker.start, (settings,)) as pool:
         assert pool.submit(_started_from_prepared).result(timeout=120) == (True, True)
+        # the page's shared cells were rendered once, before the fork: a worker's first
+        # page renders what is the student's own
+        own = pool.submit(_renders_only_the_students_own_cells).result(timeout=120)
+        assert own == ["def double(v):\n    return v + v"]
     other = worker.WorkerSettings(**{**vars(settings), "pages": False})
     with ProcessPoolExecutor(1, fork, worker.start, (other,)) as pool:
         assert pool.submit(_started_from_prepared).result(timeout=120) == (False, True)

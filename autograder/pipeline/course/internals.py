@@ -42,6 +42,7 @@ from nbgrader.nbgraderformat import MetadataValidator, ValidationError
 from nbgrader.preprocessors import (
     AssignLatePenalties,
     CheckCellMetadata,
+    ClearHiddenTests,
     Execute,
     GetGrades,
     NbGraderPreprocessor,
@@ -305,7 +306,8 @@ def autograde_steps(config: Config) -> AutogradeSteps:
 
 def feedback_steps(config: Config) -> list[type]:
     """The configured ``GenerateFeedback`` preprocessors (``GetGrades`` reads the gradebook)."""
-    return _classes(list(GenerateFeedback(config=config).preprocessors))
+    steps = _classes(list(GenerateFeedback(config=config).preprocessors))
+    return [ClearHiddenTestsOnce if cls is ClearHiddenTests else cls for cls in steps]
 
 
 def _faster(cls: type) -> type:
@@ -343,22 +345,54 @@ GRADES_FROM_GRADEBOOK = GetGrades
 # ----------------------------------------------------------- cell metadata
 
 
+CHECKSUM_LENGTH = 32  #: characters of a cell's checksum, as nbgrader's schema requires
+
+
 class RememberingValidator(MetadataValidator):
     """nbgrader's cell metadata validator, which skips cells it has already passed.
 
     Whether a cell passes depends only on its type and its nbgrader metadata,
     and nearly every cell of every submission repeats the release's. nbgrader
     0.9.6 checks the JSON schema itself again for every cell: a third of the
-    time spent sanitising.
+    time spent sanitising. A checksum's value is left out of what is
+    remembered: the schema asks only for 32 characters, and each student's
+    executed test cells carry checksums of their own.
     """
 
     passed: set[tuple[str, str]] = set()  # shared by every instance in this process
 
     def validate_cell(self, cell: Any) -> None:
-        key = (cell.cell_type, json.dumps(cell.metadata.get("nbgrader"), sort_keys=True))
+        meta = cell.metadata.get("nbgrader")
+        checksum = meta.get("checksum") if isinstance(meta, dict) else None
+        if isinstance(checksum, str) and len(checksum) == CHECKSUM_LENGTH:
+            meta = {**meta, "checksum": "0" * CHECKSUM_LENGTH}  # any such string passes
+        key = (cell.cell_type, json.dumps(meta, sort_keys=True))
         if key not in self.passed:
             super().validate_cell(cell)
             self.passed.add(key)
+
+
+class ClearHiddenTestsOnce(ClearHiddenTests):
+    """nbgrader's ``ClearHiddenTests``, remembering what it made of each cell's text.
+
+    Every student's page shows the same test cells: their text is cut once per
+    process, not once per page (nbgrader reads its delimiters, traitlets, for every
+    line). A text it refuses (a region never closed) is refused every time.
+    """
+
+    cut: dict[tuple[str, str, str], tuple[str, bool]] = {}  # shared in this process
+    MAX_REMEMBERED = 1024  #: texts remembered; the rest are cut each time
+
+    def _remove_hidden_test_region(self, cell: Any) -> bool:
+        key = (cell.source, self.begin_test_delimeter, self.end_test_delimeter)
+        known = self.cut.get(key)
+        if known is None:
+            removed = super()._remove_hidden_test_region(cell)
+            if len(self.cut) < self.MAX_REMEMBERED:
+                self.cut[key] = (cell.source, removed)
+            return removed
+        cell.source = known[0]
+        return known[1]
 
 
 class CheckCellMetadataOnce(CheckCellMetadata):
@@ -481,7 +515,9 @@ class FeedbackExporter(HTMLExporter):
     """nbconvert's HTML exporter, tuned for one notebook rendered for many students.
 
     Markdown and highlighted code are cached by their text (bounded caches from
-    ``make_cache``): every student's notebook has the same prose and tests.
+    ``make_cache``): every student's notebook has the same prose and tests. A
+    template may cache whole cells too, with the filters ``cell_key``,
+    ``cached_cell`` and ``remember_cell`` (the feedback page's does).
     ``clean`` turns nbconvert's HTML for Markdown into what a page may show
     (the feedback page passes :func:`~autograder.pipeline.reports.markup.safe_markdown_html`).
     nbconvert 7.17's last step, a BeautifulSoup pass that costs as much as the
@@ -490,11 +526,33 @@ class FeedbackExporter(HTMLExporter):
     ``_init_resources`` and ``_nb_metadata``.
     """
 
+    #: outputs nbconvert gives a fresh id on every page: a cell holding one is never reused
+    FRESH_EVERY_TIME = ("application/javascript", "application/vnd.jupyter.widget-view+json")
+
     def __init__(self, make_cache: Any, clean: Callable[[str], str], **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._clean = clean
-        self._markdown, self._code = make_cache(), make_cache()
+        self._markdown, self._code, self._cells = make_cache(), make_cache(), make_cache()
         self._highlight = Highlight2HTML(pygments_lexer="ipython3", parent=self)
+
+    def _cell_key(self, cell: Any, *page: Any) -> str:
+        """What a cell's HTML depends on, as text: the cell, and what of the page it shows
+        (``page``, as the template says); "" for a cell whose HTML is made afresh each time."""
+        for output in cell.get("outputs", []):
+            if any(kind in output.get("data", {}) for kind in self.FRESH_EVERY_TIME):
+                return ""
+        try:
+            return json.dumps([cell, page], sort_keys=True)
+        except (TypeError, ValueError):
+            return ""
+
+    def _cached_cell(self, key: str) -> str:
+        """The HTML a cell with this key was rendered to before; "" if none is remembered."""
+        return str(self._cells.get(key, "")) if key else ""
+
+    def _remember_cell(self, html: str, key: str) -> str:
+        """``html``, remembered as the rendering of cells with this key."""
+        return str(self._cells.get_or_make(key, key, lambda: html) if key else html)
 
     @pass_context
     def markdown2html(self, context: Any, source: str) -> str:
@@ -518,6 +576,9 @@ class FeedbackExporter(HTMLExporter):
         """HTMLExporter.from_notebook_node, with the caches and without the soup."""
         resources = self._init_resources(resources)
         self.register_filter("highlight_code", self._highlight_cached)
+        self.register_filter("cell_key", self._cell_key)
+        self.register_filter("cached_cell", self._cached_cell)
+        self.register_filter("remember_cell", self._remember_cell)
         self.register_filter(
             "filter_data_type",
             WidgetsDataTypeFilter(

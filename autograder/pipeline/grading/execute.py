@@ -175,6 +175,9 @@ class TestNamespace(dict):
             raise KeyError(name)
         if name in self.cache:
             return self.cache[name]
+        if name in self._run.functions:  # the student's process said so in its last reply
+            self.cache[name] = StudentFunction(self._run, name)
+            return self.cache[name]
         reply = self._run.ask({"op": "lookup", "name": name})
         kind = reply.get("kind")
         if kind == "callable":
@@ -214,6 +217,10 @@ class Execution:
         self.wall_deadline = time.monotonic() + wall
         self.cell_deadline = self.wall_deadline
         self.namespace = TestNamespace(self, allowed)
+        # Which allowed names the student's process binds to functions, as its last
+        # reply said (every reply does once asked to ``watch`` them): those need no lookup.
+        self.functions: frozenset[str] = frozenset()
+        self.watching = False
         self.stand_ins: dict[str, Any] = {}  # served to the student's calls (TestNamespace.serving)
         self.timed_out: list[str] = []  # grade_ids (or positions) of cells that ran out of time
         self.runaway: set[str] = set()  # student functions that ran past a cell's limit
@@ -251,8 +258,12 @@ class Execution:
 
         stand_ins: ``{name: function}`` the student's code may call meanwhile.
         """
+        if not self.watching:
+            message = {**message, "watch": sorted(self.namespace.allowed)}
+            self.watching = True
+        self.functions = frozenset()  # unknown until a reply says, should this one not
         try:
-            return self.student.request(message, self.cell_deadline - time.monotonic(), stand_ins)
+            reply = self.student.request(message, self.cell_deadline - time.monotonic(), stand_ins)
         except sandbox.CellTimeout as timeout:
             if self.student.dead:
                 raise Stop(
@@ -265,6 +276,10 @@ class Execution:
             raise Stop(Status.KERNEL_DIED, f"the notebook's process died ({gone})") from None
         except sandbox.Tampered as why:
             raise Stop(Status.TAMPERED, f"the notebook's process sent garbage ({why})") from None
+        said = reply.get("functions")
+        if isinstance(said, list):
+            self.functions = self.namespace.allowed.intersection(n for n in said if type(n) is str)
+        return reply
 
 
 class GraderBudget(Budget):

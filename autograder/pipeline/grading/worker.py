@@ -103,7 +103,7 @@ class Worker:
         self.config = a.config
         self.steps = internals.autograde_steps(self.config)
         self.release = {name: notebook.read(a.release(name)) for name in a.notebooks}
-        sources = {name: notebook.read(a.source(name)) for name in a.notebooks}
+        self.sources = sources = {name: notebook.read(a.source(name)) for name in a.notebooks}
         self.allowed = {name: execute.student_names(nb) for name, nb in sources.items()}
         self.columns = notebook.Columns(sources)
         self.files = a.helper_files()
@@ -127,6 +127,19 @@ class Worker:
         self.closed = False
         self._starting = threading.Lock()  # a sandbox is started, or closed, at a time
         self.renderer = feedback_page.Renderer(self.assignment)
+
+    def fill_caches(self, pages: bool) -> None:
+        """Do once what every submission shares, so no worker pays for it with its first.
+
+        The cell metadata of the release and the source checked (what a student's
+        cells carry unless they broke it) and, with ``pages``, the feedback template compiled
+        and the page's shared cells rendered. Called before workers fork, it is
+        done once for them all.
+        """
+        for nb in [*self.release.values(), *self.sources.values()]:
+            internals.RememberingValidator().validate_nb(nb)
+        if pages:
+            self.renderer.warm_up(self.sources, self.columns)
 
     def take_process(self) -> None:
         """Set this process up to grade: the course's helper modules importable (the trusted
@@ -350,8 +363,7 @@ def prepare(settings: WorkerSettings) -> None:
     """
     global _prepared
     _prepared = Worker(settings, this_process=False)
-    if settings.pages:
-        _prepared.renderer.warm_up()  # compiles the feedback template
+    _prepared.fill_caches(settings.pages)
 
 
 def start(settings: WorkerSettings) -> None:
@@ -374,8 +386,8 @@ def start(settings: WorkerSettings) -> None:
     except Exception as error:  # said by ready(): a run none of whose sandboxes start stops
         lines = str(error).strip().splitlines() or [type(error).__name__]
         _not_started = lines[-1][:300]
-    if settings.pages and _worker is not _prepared:
-        _worker.renderer.warm_up()  # compiles the feedback template
+    if _worker is not _prepared:
+        _worker.fill_caches(settings.pages)
 
 
 def ready() -> str:

@@ -229,6 +229,12 @@ class PageNotebook(nbformat.NotebookNode):
         return self
 
 
+class _Unknown:
+    """The grading status of a page rendered to warm up: nothing to say."""
+
+    status, detail = "ok", ""
+
+
 class Renderer:
     """Renders feedback pages; build one per process and reuse it."""
 
@@ -260,15 +266,15 @@ class Renderer:
                 step = KnownGrades
             self.exporter.register_preprocessor(step(config=template), enabled=True)
 
-    def warm_up(self) -> None:
-        """Compile the template, so the first student's page is no slower than the rest."""
-        self.exporter.from_notebook_node(
-            nbformat.v4.new_notebook(),
-            resources={
-                "nbgrader": {"student": "", "points": {}},
-                "lab": {"title": "", "score": 0, "max_score": 0, "answers": [], "cells": {}},
-            },
-        )
+    def warm_up(self, notebooks: dict[str, Any], columns: Columns) -> None:
+        """Compile the template and render ``notebooks`` once, as a page, for nothing.
+
+        notebooks: ``{name: notebook}``, the instructor's sources: what every
+        student's page shares with them (the prose, the read-only code, the tests
+        as shown) is then rendered already, so a worker forked after this starts
+        with the caches filled instead of paying for them with its first page.
+        """
+        self.render("", notebooks, columns, {}, _Unknown())
 
     def render(
         self,
