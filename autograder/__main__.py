@@ -6,7 +6,8 @@ from autograder import startup
 
 startup.start()  # before the command line's imports bring in nbformat (see startup.start)
 
-from autograder.cli import main  # noqa: E402
+with startup.loading():
+    from autograder.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

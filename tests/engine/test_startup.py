@@ -1,4 +1,4 @@
-"""Does every entry point skip jsonschema's slow IRI parser, as autograder.startup says?
+"""Does every entry point start as autograder.startup says: no IRI parser, imports frozen?
 
 :func:`autograder.startup.start` works only if it runs before nbformat is
 first imported; an import moved above it costs every run over a second.
@@ -54,3 +54,25 @@ def test_nbgrader_still_unpacks_archives_with_setuptools_imported_then(tmp_path)
     assert (tmp_path / "out" / "ada" / "notebook.ipynb").read_text() == "{}"
     real = sys.modules["setuptools.archive_util"]
     assert real.__doc__ != "imported when first used" and hasattr(real, "UnrecognizedFormat")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("collecting", [True, False])
+def test_what_a_command_loads_is_frozen_and_collection_goes_on_as_it_was(collecting):
+    """After ``startup.loading()``: the command's modules out of the collector's walks, and
+    the collector on again only if it was on before."""
+    probe = (
+        "import gc, sys\n"
+        "from autograder import startup\n"
+        f"{'' if collecting else 'gc.disable()'}\n"
+        "with startup.loading():\n"
+        "    assert not gc.isenabled()\n"
+        "    import autograder.cli\n"
+        "print(gc.isenabled(), gc.get_freeze_count())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    enabled, frozen = done.stdout.split()
+    assert enabled == str(collecting) and int(frozen) > 50_000  # nbgrader, nbconvert, numpy...

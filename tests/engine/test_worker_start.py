@@ -7,6 +7,7 @@ only a worker puts the course's helpers on it.
 """
 
 import copy
+import gc
 import multiprocessing
 import sys
 from concurrent.futures import ProcessPoolExecutor
@@ -24,11 +25,12 @@ from . import toy
 pytestmark = pytest.mark.slow  # forks worker processes
 
 
-def _started_from_prepared() -> tuple[bool, bool]:
-    """In a pool worker: (it is the prepared Worker's copy, the course's helpers importable)."""
+def _started_from_prepared() -> tuple[bool, bool, bool]:
+    """In a pool worker: (it is the prepared Worker's copy, the course's helpers importable,
+    what it inherited is out of the collector's walks)."""
     assert worker._worker is not None
     helpers = str(worker._worker.assignment.source_dir) in sys.path
-    return worker._worker is worker._prepared, helpers
+    return worker._worker is worker._prepared, helpers, gc.get_freeze_count() > 10_000
 
 
 def _renders_only_the_students_own_cells() -> list[str]:
@@ -60,11 +62,11 @@ def test_workers_start_from_what_the_main_process_prepared(tmp_path, monkeypatch
     assert sys.path == path and worker._prepared is not None  # nothing of the course here
     fork = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(1, fork, worker.start, (settings,)) as pool:
-        assert pool.submit(_started_from_prepared).result(timeout=120) == (True, True)
+        assert pool.submit(_started_from_prepared).result(timeout=120) == (True, True, True)
         # the page's shared cells were rendered once, before the fork: a worker's first
         # page renders what is the student's own
         own = pool.submit(_renders_only_the_students_own_cells).result(timeout=120)
         assert own == ["def double(v):\n    return v + v"]
     other = worker.WorkerSettings(**{**vars(settings), "pages": False})
     with ProcessPoolExecutor(1, fork, worker.start, (other,)) as pool:
-        assert pool.submit(_started_from_prepared).result(timeout=120) == (False, True)
+        assert pool.submit(_started_from_prepared).result(timeout=120) == (False, True, True)

@@ -100,14 +100,19 @@ def moved(nb: Any, release_nb: Any) -> list[str]:
         if is_instructor(cell) and isinstance(name, str) and name in rank and name not in seen:
             seen.add(name)
             order.append(name)
+    ranks = [rank[name] for name in order]
+    if all(a < b for a, b in zip(ranks, ranks[1:])):
+        return []  # nearly every submission: nothing moved
     # longest increasing subsequence of ranks, O(n^2): a notebook has few cells
-    best: list[list[str]] = [[name] for name in order]
-    for i, name in enumerate(order):
+    length, before = [1] * len(order), [-1] * len(order)
+    for i in range(len(order)):
         for j in range(i):
-            if rank[order[j]] < rank[name] and len(best[j]) + 1 > len(best[i]):
-                best[i] = [*best[j], name]
-    longest = max(best, key=len) if best else []
-    kept = set(longest)
+            if ranks[j] < ranks[i] and length[j] + 1 > length[i]:
+                length[i], before[i] = length[j] + 1, j
+    kept, i = set(), max(range(len(order)), key=length.__getitem__)
+    while i >= 0:
+        kept.add(order[i])
+        i = before[i]
     return [name for name in order if name not in kept]
 
 

@@ -11,6 +11,7 @@ The worker never writes anything: it returns a
 from __future__ import annotations
 
 import ctypes
+import gc
 import logging
 import multiprocessing
 import resource
@@ -373,6 +374,10 @@ def start(settings: WorkerSettings) -> None:
     that Worker (its copy); otherwise it builds its own.
     """
     global _worker, _not_started
+    # What a worker inherits (the imports, the prepared Worker) lives as long as it does:
+    # the collector leaves it alone, so no full collection walks it again, nor copies
+    # the pages the fork shares with the main process to write in them.
+    gc.freeze()
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the main process's handler
     parent = multiprocessing.parent_process()
     die_with_parent(parent.pid if parent else None)
