@@ -134,13 +134,13 @@ class Worker:
 
         The cell metadata of the release and the source checked (what a student's
         cells carry unless they broke it) and, with ``pages``, the feedback template compiled
-        and the page's shared cells rendered. Called before workers fork, it is
+        and the release rendered as a page. Called before workers fork, it is
         done once for them all.
         """
         for nb in [*self.release.values(), *self.sources.values()]:
             internals.RememberingValidator().validate_nb(nb)
-        if pages:
-            self.renderer.warm_up(self.sources, self.columns)
+        if pages:  # the release: its prose and tests are every page's, its stubs many a page's
+            self.renderer.warm_up(self.release, self.columns)
 
     def take_process(self) -> None:
         """Set this process up to grade: the course's helper modules importable (the trusted

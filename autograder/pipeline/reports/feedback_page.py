@@ -269,10 +269,11 @@ class Renderer:
     def warm_up(self, notebooks: dict[str, Any], columns: Columns) -> None:
         """Compile the template and render ``notebooks`` once, as a page, for nothing.
 
-        notebooks: ``{name: notebook}``, the instructor's sources: what every
-        student's page shares with them (the prose, the read-only code, the tests
-        as shown) is then rendered already, so a worker forked after this starts
-        with the caches filled instead of paying for them with its first page.
+        notebooks: ``{name: notebook}``, the release students start from: what
+        every page shares with it (the prose, the read-only code, the tests as
+        shown, an answer left as released) is then rendered already, so a worker
+        forked after this starts with the caches filled instead of paying for
+        them with its first page.
         """
         self.render("", notebooks, columns, {}, _Unknown())
 
