@@ -203,3 +203,17 @@ def test_hidden_tests_are_cut_alike_every_time():
     for _ in range(2):
         with pytest.raises(RuntimeError, match="No end hidden tests"):
             remembering.preprocess_cell(toy.cell("### BEGIN HIDDEN TESTS", "t", "test", 1), {}, 0)
+
+
+def test_only_cells_of_a_bounded_size_are_remembered(executed, assignment, monkeypatch):
+    """Does a page remember a cell's HTML only up to ``MAX_CELL_HTML`` characters?"""
+    ok = Graded("", "", Status.OK, "", {}, {}, {})
+    pages = []
+    for limit in (internals.FeedbackExporter.MAX_CELL_HTML, 10):
+        monkeypatch.setattr(internals.FeedbackExporter, "MAX_CELL_HTML", limit)
+        renderer = feedback_page.Renderer(assignment)
+        columns = Columns({"n.ipynb": executed})
+        pages.append(renderer.render("ada", {"n.ipynb": executed}, columns, {}, ok))
+        remembered = renderer.exporter._cells
+        assert (len(remembered) == len(executed.cells)) if limit > 10 else not remembered
+    assert pages[0] == pages[1]

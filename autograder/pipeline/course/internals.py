@@ -528,6 +528,8 @@ class FeedbackExporter(HTMLExporter):
 
     #: outputs nbconvert gives a fresh id on every page: a cell holding one is never reused
     FRESH_EVERY_TIME = ("application/javascript", "application/vnd.jupyter.widget-view+json")
+    #: characters of a cell's HTML, at most, that are remembered (a page's cells: 1,400 median)
+    MAX_CELL_HTML = 32 * 2**10
 
     def __init__(self, make_cache: Any, clean: Callable[[str], str], **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -551,8 +553,10 @@ class FeedbackExporter(HTMLExporter):
         return str(self._cells.get(key, "")) if key else ""
 
     def _remember_cell(self, html: str, key: str) -> str:
-        """``html``, remembered as the rendering of cells with this key."""
-        return str(self._cells.get_or_make(key, key, lambda: html) if key else html)
+        """``html``, remembered as the rendering of cells with this key (if not too long)."""
+        if not key or len(html) > self.MAX_CELL_HTML:
+            return html
+        return str(self._cells.get_or_make(key, key, lambda: html))
 
     @pass_context
     def markdown2html(self, context: Any, source: str) -> str:
