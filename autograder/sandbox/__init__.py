@@ -10,6 +10,8 @@
 - :mod:`~autograder.sandbox.figures` lets a student's process copy a figure the
   instructor's code already drew, rather than draw it again;
 - :mod:`~autograder.sandbox.syscalls` is the seccomp filter student code runs under;
+- :mod:`~autograder.sandbox.cpus` keeps a worker, its zygote and its students on
+  one CPU, so each request and its reply do not wake a second one;
 - :mod:`~autograder.sandbox.clean_up` removes what a run left: its processes, its
   students' folders and files, nothing of anyone else's.
 """

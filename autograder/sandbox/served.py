@@ -124,7 +124,12 @@ class _Watchdog:
                         entry[2] = True
                         _raise_in(entry[1], _TooLate)
                 waiting = [entry[0] for entry in self._watched.values() if not entry[2]]
-                self._wakes = min(waiting) if waiting else None
+                if waiting:
+                    self._wakes = min(waiting)
+                elif self._wakes is not None and self._wakes <= now:
+                    self._wakes = None
+                # else it sleeps on until the deadline it was woken for, though that call
+                # has ended: the next call of the same cell then need not wake it again.
                 self._lock.wait(max(self._wakes - now, 0.0) if self._wakes is not None else None)
 
     def watch(self, deadline: float) -> int:

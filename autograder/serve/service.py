@@ -74,6 +74,7 @@ from autograder.pipeline.reports import class_report, feedback_page
 from autograder.pipeline.results import ClassFolder, Graded, StoredRows
 from autograder.pipeline.settings import GradingLimits
 from autograder.pipeline.submissions.collect import Submission
+from autograder.sandbox import cpus
 from autograder.sandbox.clean_up import remove_tree
 from autograder.serve import inbound, pages
 from autograder.serve.journal import GRADED, KEPT, REFUSED, SUPERSEDED, WAITING, Journal
@@ -236,7 +237,8 @@ class Service:
         """Fork the workers (this process runs no thread of its own when it forks)."""
         context = multiprocessing.get_context("fork")
         worker.prepare(self.worker_settings)  # the state each worker starts from, built once
-        pool = ProcessPoolExecutor(self.jobs, context, worker.start, (self.worker_settings,))
+        numbered = (self.worker_settings, cpus.WorkerNumbers(context))
+        pool = ProcessPoolExecutor(self.jobs, context, worker.start, numbered)
         why_not = [f.result() for f in [pool.submit(worker.ready) for _ in range(self.jobs)]]
         if why_not and all(why_not):
             pool.shutdown(wait=False, cancel_futures=True)

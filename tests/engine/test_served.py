@@ -56,3 +56,35 @@ def test_a_call_ending_at_its_deadline_leaves_nothing_behind():
         for i in range(20000):  # a pending interruption would surface here
             total += i
     assert total == sum(range(20000))
+
+
+def test_a_cells_calls_wake_the_watchdog_once(monkeypatch):
+    """Fifty calls sharing a cell's deadline: the watchdog thread is woken for the first only?
+
+    Each wake is a thread switch that cost more than the call it watched. Each call
+    here ends before the thread has looked, the case that used to wake it every time.
+    """
+    watchdog = served._Watchdog()
+    notified = []
+    notify = watchdog._lock.notify
+    monkeypatch.setattr(watchdog._lock, "notify", lambda *a: notified.append(1) or notify(*a))
+    deadline = time.monotonic() + 60
+    for _ in range(50):
+        watchdog.release(watchdog.watch(deadline))
+        time.sleep(0.002)  # the thread runs, and finds the call already over
+    assert len(notified) == 1
+
+
+def test_a_call_due_before_the_watchdog_would_wake_still_ends_in_time(monkeypatch):
+    """The thread asleep until an ended call's far deadline: a nearer one still fires?"""
+    monkeypatch.setattr(served, "_WATCHDOG", served._Watchdog())
+    served.call(abs, (1,), {}, time.monotonic() + 600, "abs")  # it now sleeps ten minutes
+
+    def slow():
+        while True:
+            pass
+
+    start = time.monotonic()
+    with pytest.raises(TimeoutError):
+        served.call(slow, (), {}, start + 0.3, "slow")
+    assert time.monotonic() - start < 30

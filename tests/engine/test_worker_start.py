@@ -9,7 +9,9 @@ only a worker puts the course's helpers on it.
 import copy
 import gc
 import multiprocessing
+import os
 import sys
+import time
 from concurrent.futures import ProcessPoolExecutor
 from types import SimpleNamespace
 
@@ -19,6 +21,7 @@ from autograder.pipeline.course.gradebook import ensure_gradebook
 from autograder.pipeline.errors import Status
 from autograder.pipeline.grading import worker
 from autograder.pipeline.settings import GradingLimits
+from autograder.sandbox import cpus
 
 from . import toy
 
@@ -70,3 +73,44 @@ def test_workers_start_from_what_the_main_process_prepared(tmp_path, monkeypatch
     other = worker.WorkerSettings(**{**vars(settings), "pages": False})
     with ProcessPoolExecutor(1, fork, worker.start, (other,)) as pool:
         assert pool.submit(_started_from_prepared).result(timeout=120) == (False, True, True)
+
+
+def _where_it_and_its_students_run() -> tuple[int, list[int], str]:
+    """In a pool worker: its pid, the CPUs it may use, and those a student of it may use."""
+    assert worker._worker is not None
+    sandbox = worker._worker._sandbox()
+    student = sandbox.spawn({}, worker._worker.settings.limits.for_sandbox())
+    try:
+        cell = "import os\nprint(sorted(os.sched_getaffinity(0)))"
+        reply = student.request({"op": "run", "source": cell}, 30)
+    finally:
+        student.close()
+    time.sleep(0.2)  # busy a while: the other worker takes the next task
+    said = "".join(output.get("text", "") for output in reply["outputs"]).strip()
+    return os.getpid(), sorted(os.sched_getaffinity(0)), said
+
+
+def test_each_worker_and_its_students_keep_to_a_cpu_of_their_own(tmp_path, monkeypatch):
+    assignment = toy.assignment(tmp_path / "course")
+    settings = worker.WorkerSettings(
+        str(assignment.root), assignment.id,
+        ensure_gradebook(assignment, f"sqlite:///{tmp_path / 'gradebook.db'}"),
+        GradingLimits(timeout=10, sandbox=False),
+    )  # fmt: skip
+    monkeypatch.setattr(worker, "_prepared", None)
+    allowed = sorted(os.sched_getaffinity(0))
+    fork = multiprocessing.get_context("fork")
+    seen: dict[int, tuple[list[int], str]] = {}
+    with ProcessPoolExecutor(2, fork, worker.start, (settings, cpus.WorkerNumbers(fork))) as pool:
+        for _ in range(10):  # until both workers have answered
+            tasks = [pool.submit(_where_it_and_its_students_run) for _ in range(2)]
+            seen.update({pid: (mine, said) for pid, mine, said in (t.result(120) for t in tasks)})
+            if len(seen) == 2:
+                break
+    assert len(seen) == 2
+    if len(allowed) < 2:
+        assert list(seen.values()) == [(allowed, str(allowed))] * 2
+        return
+    cpus_taken = sorted(mine[0] for mine, _ in seen.values())
+    assert cpus_taken == allowed[:2]  # one each, in turn
+    assert all(mine == [mine[0]] and said == str(mine) for mine, said in seen.values())

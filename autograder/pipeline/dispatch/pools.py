@@ -32,6 +32,7 @@ from autograder.pipeline.errors import Status, UserError
 from autograder.pipeline.grading import worker
 from autograder.pipeline.results import Graded
 from autograder.pipeline.submissions.collect import Submission
+from autograder.sandbox import cpus
 
 _log = logging.getLogger(__name__)
 
@@ -90,7 +91,8 @@ class LocalPool:
             worker.prepare(self.settings)  # the state each worker starts from, built once
             done: queue.Queue[tuple[Submission, Future[Graded]]] = queue.Queue()
             try:
-                with ProcessPoolExecutor(workers, context, worker.start, (self.settings,)) as pool:
+                numbered = (self.settings, cpus.WorkerNumbers(context))
+                with ProcessPoolExecutor(workers, context, worker.start, numbered) as pool:
                     # start the workers now, while the gradebook is set up
                     readies = [pool.submit(worker.ready) for _ in range(workers)]
                     started()

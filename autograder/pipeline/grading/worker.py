@@ -33,7 +33,7 @@ from autograder.pipeline.results import rows
 from autograder.pipeline.results.graded import Graded
 from autograder.pipeline.settings import GradingLimits, configured
 from autograder.pipeline.submissions.collect import Submission
-from autograder.sandbox import Sandbox, StudentGone, die_with_parent
+from autograder.sandbox import Sandbox, StudentGone, cpus, die_with_parent
 
 _log = logging.getLogger(__name__)
 #: times a notebook lost to something outside the student's code is graded again at once
@@ -367,13 +367,17 @@ def prepare(settings: WorkerSettings) -> None:
     _prepared.fill_caches(settings.pages)
 
 
-def start(settings: WorkerSettings) -> None:
+def start(settings: WorkerSettings, numbers: cpus.WorkerNumbers | None = None) -> None:
     """Process-pool initializer: one Worker per process, its sandbox started and warm.
 
     Forked from a process that ran :func:`prepare` with these settings, it starts from
-    that Worker (its copy); otherwise it builds its own.
+    that Worker (its copy); otherwise it builds its own. numbers: the pool's, to keep
+    this worker and its students to a CPU of their own (:mod:`~autograder.sandbox.cpus`);
+    None leaves the process where the kernel puts it.
     """
     global _worker, _not_started
+    if numbers is not None:  # before the sandbox starts: its zygote and students inherit it
+        cpus.keep_to_one_cpu(numbers.take())
     # What a worker inherits (the imports, the prepared Worker) lives as long as it does:
     # the collector leaves it alone, so no full collection walks it again, nor copies
     # the pages the fork shares with the main process to write in them.
