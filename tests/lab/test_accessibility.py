@@ -24,7 +24,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.browser]
 AXE = Path(sys.prefix) / "node" / "node_modules" / "axe-core" / "axe.min.js"
 RULES = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 CHECK = (
-    f"axe.run(document, {{runOnly: {{type: 'tag', values: {RULES!r}}}}})"
+    f"axe.run(document, {{runOnly: {{type: 'tag', values: {RULES!r}}}, "
+    # only the violations are gathered in full: the same rules run, in a sixth less time
+    "resultTypes: ['violations']})"
     ".then(r => r.violations.map(v => v.id + ' (' + v.nodes.length + '): '"
     " + v.nodes.slice(0, 2).map(n => n.target.join(' ')).join(', ')))"
 )
