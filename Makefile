@@ -75,9 +75,9 @@ test: setup
 	echo "make test: $$(( $$(date +%s) - start )) s in all (lint, types, docs, tests)"; \
 	[ $$types = 0 ] && exit $$tests || exit 1
 
-## The fast layer: unit tests only (no grading runs, no stock nbgrader), in seconds.
+## The fast layer: unit tests only (no grading runs, no stock nbgrader), in seconds, on WORKERS=2.
 test-fast: setup
-	$(PY) -m pytest -m "not slow" tests/
+	$(PY) -m pytest -m "not slow" tests/ -n $(WORKERS)
 
 ## ruff (lint and format) and mypy on the package.
 lint: setup
