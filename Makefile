@@ -102,10 +102,11 @@ format: setup
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
-## Time stock nbgrader against ours on 60 submissions, then with failure cases mixed in.
+## Time stock nbgrader against ours on 60 submissions, then with failure cases mixed in; where our CPU goes.
 bench: setup
 	$(PY) bench/bench.py --students 60 --failures 16 --record docs/_generated/bench.txt
 	$(PY) bench/serve_latency.py --students 30 --within 60 --record docs/_generated/serve_latency.txt
+	$(PY) bench/where.py --students 60 --record docs/_generated/where.txt
 
 ## Grade classes of 60 and 1,000 (failure cases mixed in): time and memory per submission.
 bench-scale: setup

@@ -10,9 +10,11 @@ before it runs (``preexec_fn=group.join``), and :meth:`CpuGroup.seconds` reads
 what all of them used. Making a cgroup needs root, as the rest of the suite.
 """
 
+import contextlib
 import os
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 V1 = Path("/sys/fs/cgroup/cpuacct")
@@ -38,6 +40,29 @@ class CpuGroup:
         starts)."""
         with open(self.procs, "w") as procs:
             procs.write(str(os.getpid()))
+
+    @contextlib.contextmanager
+    def inside(self) -> Iterator[None]:
+        """The calling process in the group while the block runs, back where it was after
+        (the processes it started meanwhile stay in it)."""
+        before = self._own_group()
+        self.join()
+        try:
+            yield
+        finally:
+            with open(before / "cgroup.procs", "w") as procs:
+                procs.write(str(os.getpid()))
+
+    def _own_group(self) -> Path:
+        """The folder of the group the calling process is in now, in this group's hierarchy."""
+        with open("/proc/self/cgroup") as groups:
+            for line in groups:
+                _, controllers, path = line.rstrip("\n").split(":", 2)
+                if (self.v1 and "cpuacct" in controllers.split(",")) or (
+                    not self.v1 and controllers == ""
+                ):
+                    return (V1 if self.v1 else V2) / path.lstrip("/")
+        raise RuntimeError("this process's cgroup is not in /proc/self/cgroup")
 
     def seconds(self) -> float:
         """CPU seconds (user and system) every process that was in the group used."""

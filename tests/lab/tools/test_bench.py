@@ -91,7 +91,7 @@ def test_paper_estimate_has_a_recording_floor():
 def test_docs_show_the_recorded_figures():
     """Does the performance page include the figures the benchmark recorded, not a copy?"""
     page = (lab.ROOT / "docs" / "performance.md").read_text()
-    for name in ("bench.txt", "scale.txt"):
+    for name in ("bench.txt", "scale.txt", "where.txt"):
         assert f"```{{literalinclude}} _generated/{name}" in page
         assert (lab.ROOT / "docs" / "_generated" / name).read_text().strip()
     scale = (lab.ROOT / "docs" / "_generated" / "scale.txt").read_text()
@@ -137,3 +137,61 @@ def test_cpu_counts_every_process_a_run_starts():
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     waited = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     assert counted >= 0.6 > waited
+
+
+def _where():
+    spec = importlib.util.spec_from_file_location("where", lab.ROOT / "bench" / "where.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_where_the_cpu_goes_adds_up(tmp_path, capsys):
+    """Does ``bench/where.py`` time every step, once per submission where it runs once, and
+    do the worker's steps fit in its total (the rest is never negative)?"""
+    record = tmp_path / "where.txt"
+    assert _where().main(["--students", "2", "--record", str(record)]) == 0
+    printed = capsys.readouterr().out
+    assert record.read_text() == printed
+    ms = {}
+    for line in printed.splitlines()[1:-1]:
+        found = re.fullmatch(r" *(.+?) +(-?[\d.]+) ms(?:  \((\d+) a submission\))?", line)
+        assert found, line
+        ms[found[1]] = float(found[2])
+        if found[1] in ("read the file", "sanitise it (nbgrader's steps)", "the feedback page"):
+            assert found[3] == "1", line
+    steps = ["read the file", "inspect it against the release", "sanitise it (nbgrader's steps)",
+             "start the student's process", "the student's cells", "the test cells",
+             "the feedback page", "the notebook written out", "the rest"]  # fmt: skip
+    assert all(ms[step] >= 0 for step in steps), ms
+    assert sum(ms[step] for step in steps) == pytest.approx(ms["the worker process"], abs=0.5)
+    assert 0 < ms["requests to the student"] < ms["the test cells"]
+    assert ms["their start, while the worker waits"] > 0
+    assert ms["their cells, answers to tests, exit"] > 0
+    assert ms["the student processes"] == pytest.approx(
+        ms["their start, while the worker waits"] + ms["their cells, answers to tests, exit"],
+        abs=0.2,
+    )
+    assert ms["in all"] == pytest.approx(
+        ms["the worker process"] + ms["the student processes"], abs=0.2
+    )
+    assert re.fullmatch(
+        r"once per worker: set up a worker \d+ ms, .+ \d+ ms", printed.splitlines()[-1]
+    )
+
+
+def test_where_names_a_step_that_never_ran():
+    """A step the pipeline no longer calls is named, never reported as zero; a step that
+    ran is counted (a failing call too), and the code is as it was once timing ends."""
+    where = _where()
+    original = where.sanitize.read
+    steps = where.Steps()
+    assert steps.never_ran() == [label.strip() for label, _, _ in where.STEPS]
+    with steps.watching():
+        assert where.sanitize.read is not original
+        with pytest.raises(where.sanitize.Unreadable):
+            where.sanitize.read(b"")
+    assert where.sanitize.read is original
+    assert steps.calls["read the file"] == 1
+    assert "read the file" not in steps.never_ran()
+    assert "inspect it against the release" in steps.never_ran()
