@@ -459,6 +459,33 @@ class Sandbox:
             self.figures += 1
         return self.figures
 
+    def learn_cells(self, cells: Sequence[str]) -> None:
+        """Have the zygote transform the course's own ``cells`` (their text) as IPython
+        would, once, for every student forked after this (:mod:`~autograder.sandbox.transforms`).
+
+        ``cells``: the instructor's text, never a student's. Sent in datagrams of
+        at most ``REMEMBER_BYTES``; a cell too long for one is left out (it is
+        transformed in each student's process, as before).
+        """
+        room = REMEMBER_BYTES - 64  # the message around the list
+        batches: list[list[str]] = [[]]
+        size = 2  # "[]"
+        for text in cells:
+            length = len(json.dumps(text)) + 2  # ASCII (json.dumps escapes the rest), ", "
+            if length > room:
+                continue
+            if size + length > room:
+                batches.append([])
+                size = 2
+            batches[-1].append(text)
+            size += length
+        for batch in batches:
+            if batch:
+                try:
+                    self.control.send(json.dumps({"op": "cells", "cells": batch}).encode())
+                except OSError:
+                    return
+
     def signal(self, pid: int, number: int) -> None:
         """Have the zygote send signal ``number`` to its child ``pid``."""
         try:

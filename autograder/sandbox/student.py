@@ -38,7 +38,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from autograder.sandbox import figures, syscalls, wire
+from autograder.sandbox import figures, syscalls, transforms, wire
 from autograder.sandbox.clean_up import remove_tree
 from autograder.sandbox.outputs import Budget, OutputStream, error_output, finish, shorten
 
@@ -750,6 +750,7 @@ def zygote(
     warm_up(shell, imports, code)
     if "matplotlib" in sys.modules:  # a course that draws: its figures are learned
         figures.install()
+    known = transforms.KnownCells(shell).install()  # the course's cells, transformed once
     c_library().prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped automatically
     control = socket.socket(fileno=control_fd)
@@ -774,6 +775,9 @@ def zygote(
                 ended.close()
         elif message["op"] == "remember":  # only the grader speaks here, never a student
             figures.remember(message["figures"])
+        elif message["op"] == "cells":  # the course's own cells (the grader's, never a student's)
+            known.learn(message["cells"])
+            gc.freeze()  # what it learned is every child's, untouched by their collections
         elif message["op"] == "signal":
             try:
                 os.kill(int(message["pid"]), int(message["signal"]))

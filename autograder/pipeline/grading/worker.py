@@ -122,6 +122,16 @@ class Worker:
             [c.source for c in nb.cells if c.cell_type == "code" and not notebook.is_test(c)]
             for nb in sources.values()
         ]
+        # What a student's process runs as the course wrote it, its text transformed once
+        # in the zygote: the read-only cells, the answers as released and as solved.
+        self.known_cells = sorted(
+            {
+                c.source
+                for nb in [*self.release.values(), *sources.values()]
+                for c in nb.cells
+                if c.cell_type == "code" and not notebook.is_test(c)
+            }
+        )
         self.draws = any("matplotlib" in text for text in [self.warm_up, *self.files.values()])
         self.graded = 0  # submissions this worker's current sandbox graded
         self.sandbox: Sandbox | None = None
@@ -159,6 +169,7 @@ class Worker:
                     warm_up_code=self.warm_up_code,
                     owner=self.settings.owner_pid,
                 )
+                self.sandbox.learn_cells(self.known_cells)
                 self.graded = 0
             return self.sandbox
 
