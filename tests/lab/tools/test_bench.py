@@ -60,7 +60,15 @@ def test_benchmark_runs_end_to_end(tmp_path):
     assert re.search(r"median of 2 runs: [\d.]+ s / [\d.]+ s, [\d.]+ s / [\d.]+ s\)", done.stdout)
     for line in (r"stock, 1 process", r"stock, 2 processes", r"ours, 2 workers"):
         assert re.search(line + r" +[\d.]+ s +[\d.]+ s +\d+ ms", done.stdout), line
-    assert re.search(r"CPU ratio, stock / ours +: [\d.]+x", done.stdout)
+    ratio = re.search(
+        r"CPU ratio, stock / ours +: ([\d.]+)x +\(stock's cheaper run, (\d+) ms each\)", done.stdout
+    )
+    assert ratio, done.stdout
+    each = [
+        int(m)
+        for m in re.findall(r"stock, \d+ process(?:es)? +[\d.]+ s +[\d.]+ s +(\d+) ms", done.stdout)
+    ]
+    assert len(each) == 2 and abs(int(ratio[2]) - min(each)) <= 1, (ratio[0], each)
     assert re.search(r"wall ratio, 2 cores each +: [\d.]+x", done.stdout)
     assert re.search(
         r"ours, main process CPU +: \d+ ms per submission, of which \d+ ms once started",
