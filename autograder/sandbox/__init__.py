@@ -10,7 +10,7 @@
 - :mod:`~autograder.sandbox.figures` lets a student's process copy a figure the
   instructor's code already drew, rather than draw it again;
 - :mod:`~autograder.sandbox.transforms` has the zygote do IPython's text
-  transforms of the course's own cells once, for every student;
+  transforms, parsing and compiling of the course's own cells once, for every student;
 - :mod:`~autograder.sandbox.syscalls` is the seccomp filter student code runs under;
 - :mod:`~autograder.sandbox.cpus` keeps a worker, its zygote and its students on
   one CPU, so each request and its reply do not wake a second one;

@@ -1,4 +1,4 @@
-"""IPython's text transforms of the course's own cells, done once in the zygote.
+"""IPython's work on the course's own cells before they run, done once in the zygote.
 
 Before IPython runs a cell it rewrites its text (``%magic`` and ``!command``
 lines, prompts pasted in, and so on: ``transform_cell``), tokenizing it with
@@ -21,15 +21,31 @@ the result instead of transforming that text again:
 - Only the grader's text is learned: nothing a student's process does reaches
   the zygote, and a student whose text is not the course's is transformed by
   IPython as before. What a cell becomes is the same either way.
+
+Then IPython parses the transformed text and compiles each top-level statement
+on its own: :class:`KnownCode` has the zygote do that too for the same cells,
+and hands out a tree or a code object only where nothing in the student's shell
+could make it differ (its docstring says what).
 """
 
 from __future__ import annotations
+import __future__
 
+import ast
+import functools
+import warnings
 from collections.abc import Iterable
+from types import CodeType
 from typing import Any
+
+FUTURES = [getattr(__future__, name) for name in __future__.all_feature_names]
 
 MAX_CELLS = 1_000  #: cells the zygote remembers
 MAX_CELL_TEXT = 64 * 2**10  #: characters; a longer cell is transformed every time
+#: the file name a learned cell is compiled under; each use renames it (:func:`renamed`)
+LEARNED = "<learned-cell>"
+#: the compiler flag IPython adds while it may await at top level (``run_ast_nodes``)
+TOP_LEVEL_AWAIT = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
 
 
 class KnownCells:
@@ -43,6 +59,7 @@ class KnownCells:
         self.transformed: dict[str, str] = {}  # a cell's text -> what IPython runs
         self.awaits: dict[str, bool] = {}  # what IPython runs -> whether it runs as a coroutine
         self.learned_with = self.how_it_transforms()
+        self.code = KnownCode(shell)
 
     def how_it_transforms(self) -> tuple[Any, ...]:
         """What the shell's transforms depend on besides the text: its transformers (by
@@ -78,6 +95,7 @@ class KnownCells:
                 continue
             self.transformed[text] = runs
             self.awaits[runs] = bool(awaits)
+            self.code.learn(runs)
         return len(self.transformed)
 
     def transform_cell(self, raw_cell: str) -> str:
@@ -111,4 +129,125 @@ class KnownCells:
         """Have the shell transform through this object; itself."""
         self.shell.transform_cell = self.transform_cell
         self.shell.should_run_async = self.should_run_async
+        self.code.install()
         return self
+
+
+class KnownCode:
+    """The parse trees and code objects of the course's cells, made once in the zygote.
+
+    After its text transforms, IPython parses a cell (``compile.ast_parse``) and
+    compiles each top-level statement on its own (``run_ast_nodes``): a few
+    milliseconds a notebook, for text every submission shares. :meth:`learn`
+    does both for a transformed cell; the shell's compiler, once installed
+    (:meth:`install`), hands out the results when asked for exactly that:
+
+    - a tree is handed out for the same text under the same compiler flags (a
+      ``from __future__`` import a student ran changes them), and only while the
+      shell can change no tree: no AST transformers, and not the
+      ``last_expr_or_assign`` mode, which appends to a cell's statements;
+    - a code object, for one of those trees' statements, in the mode and with
+      the flags it was compiled in; it is renamed to the cell's name before it is
+      handed out, the execution count in it included (:func:`renamed`);
+    - a cell whose parsing or compiling warns is not learned, so the warning
+      still reaches the student's output when its process compiles it.
+    """
+
+    def __init__(self, shell: Any) -> None:
+        self.shell = shell
+        self.trees: dict[tuple[str, int], ast.Module] = {}  # (text, flags) -> its tree
+        #: id of a learned statement -> the statement, and {(mode, flags): its code}
+        self.codes: dict[int, tuple[ast.stmt, dict[tuple[str, int], CodeType]]] = {}
+
+    def learn(self, runs: str) -> None:
+        """Parse and compile ``runs`` (a course's cell, as IPython runs it) as
+        ``run_cell`` would with the shell as it is now; nothing if it warns or fails."""
+        compiler = self.shell.compile
+        flags = compiler.flags
+        compiled = flags | (TOP_LEVEL_AWAIT if self.shell.autoawait else 0)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                tree = compile(runs, LEARNED, "exec", flags | ast.PyCF_ONLY_AST, True)
+                codes = {}
+                for node in tree.body:
+                    made = {
+                        ("exec", compiled): compile(
+                            ast.Module([node], []), LEARNED, "exec", compiled, True
+                        )
+                    }
+                    if node is tree.body[-1] and isinstance(node, ast.Expr):  # shown, if last
+                        interactive = ast.Interactive([node])
+                        made["single", compiled] = compile(
+                            interactive, LEARNED, "single", compiled, True
+                        )
+                    codes[id(node)] = (node, made)
+        except Exception:  # a warning, or a cell that does not compile: as it comes, each time
+            return
+        self.trees[runs, flags] = tree
+        self.codes.update(codes)
+
+    def tree(self, source: str, flags: int) -> ast.Module | None:
+        """The learned tree of ``source`` under ``flags``, if the shell can change no tree."""
+        shell = self.shell
+        if shell.ast_transformers or shell.ast_node_interactivity == "last_expr_or_assign":
+            return None
+        return self.trees.get((source, flags))
+
+    def code(self, source: Any, filename: str, mode: str, flags: int) -> CodeType | None:
+        """The learned code of ``source`` (a one-statement Module or Interactive) as
+        ``compile(source, filename, mode, flags, True)`` would make it; None if not learned."""
+        if type(source) not in (ast.Module, ast.Interactive) or len(source.body) != 1:
+            return None
+        node = source.body[0]
+        found = self.codes.get(id(node))
+        if found is None or found[0] is not node:
+            return None
+        code = found[1].get((mode, flags))
+        return None if code is None else renamed(code, filename)
+
+    def install(self) -> None:
+        """Have the shell's compiler ask this object first (:func:`compiler_with_known_code`)."""
+        from IPython.core.compilerop import CachingCompiler
+
+        compiler, reading = self.shell.compile, compiler_with_known_code()
+        if type(compiler) is CachingCompiler:  # a subclass may compile otherwise: left alone
+            compiler.__class__ = reading
+        if type(compiler) is reading:
+            setattr(compiler, "known", self)  # noqa: B010  (an attribute of its class)
+
+
+@functools.cache
+def compiler_with_known_code() -> type:
+    """IPython's compiler class, reading a learned cell's tree and code (:class:`KnownCode`).
+
+    Made on first use: IPython is imported in the zygote, not in every process
+    that imports the sandbox.
+    """
+    from IPython.core.compilerop import CachingCompiler
+
+    class CompilerWithKnownCode(CachingCompiler):
+        known: KnownCode
+
+        def ast_parse(self, source: str, filename: str = "<unknown>", symbol: str = "exec") -> Any:
+            tree = self.known.tree(source, self.flags) if symbol == "exec" else None
+            return tree if tree is not None else super().ast_parse(source, filename, symbol)
+
+        def __call__(self, source: Any, filename: str, symbol: str, **kwargs: Any) -> CodeType:
+            if not kwargs:  # as run_ast_nodes calls it (codeop.Compile.__call__, flags as-is)
+                code = self.known.code(source, filename, symbol, self.flags)
+                if code is not None:
+                    for feature in FUTURES:  # what codeop.Compile does after compiling
+                        if code.co_flags & feature.compiler_flag:
+                            self.flags |= feature.compiler_flag
+                    return code
+            return super().__call__(source, filename, symbol, **kwargs)
+
+    return CompilerWithKnownCode
+
+
+def renamed(code: CodeType, filename: str) -> CodeType:
+    """``code`` and the code inside it (its functions, classes, comprehensions), under
+    ``filename``: what compiling the same tree under that name makes."""
+    consts = tuple(renamed(c, filename) if isinstance(c, CodeType) else c for c in code.co_consts)
+    return code.replace(co_filename=filename, co_consts=consts)

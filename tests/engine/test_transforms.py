@@ -1,5 +1,8 @@
 """Does a cell the zygote learned run exactly as IPython would have run it, and only then?
 
+Its text transforms (:class:`~autograder.sandbox.transforms.KnownCells`), then its
+parse tree and code (:class:`~autograder.sandbox.transforms.KnownCode`).
+
 In this process, on the shell a student's process runs cells in
 (:func:`autograder.sandbox.student.make_shell`): the zygote's part is played by
 :meth:`~autograder.sandbox.transforms.KnownCells.learn` here. That a real
@@ -7,6 +10,7 @@ zygote hands what it learned to its students, and that one student cannot
 change what the next one reads, is in the last test, on a real sandbox.
 """
 
+import sys
 import warnings
 
 import pytest
@@ -20,7 +24,12 @@ PLAIN_CELL = "def f(a):\n    return a + 1\nprint(f(1))\n"
 
 @pytest.fixture
 def shell():
-    """A fresh student shell with its transforms learned through KnownCells; undone after."""
+    """A fresh student shell with its transforms learned through KnownCells; undone after.
+
+    IPython's shell makes its namespace this process's ``__main__`` (again on each
+    ``reset``): put back after, so pytest's later tests find their own.
+    """
+    main = sys.modules["__main__"]
     with warnings.catch_warnings():  # IPython 9 asks for "nocolor"; 8 knows only "NoColor"
         warnings.simplefilter("ignore", DeprecationWarning)
         made = student.make_shell()
@@ -29,6 +38,8 @@ def shell():
     known.install()
     yield made, known, plain
     made.transform_cell, made.should_run_async = plain
+    made.compile.__class__ = type(made.compile).__mro__[1]  # IPython's own compiler again
+    sys.modules["__main__"] = main
     made.input_transformers_post.clear()
     made.autoawait = True
 
@@ -112,6 +123,8 @@ def test_students_read_what_the_zygote_learned_and_cannot_change_it_for_others()
         try:
             known = "k = get_ipython().transform_cell.__self__\nprint(sorted(k.transformed))\n"
             assert run(first, known).strip() == repr(sorted([PLAIN_CELL, MAGIC_CELL]))
+            compiler = "c = get_ipython().compile\nprint(type(c).__name__, len(c.known.trees))\n"
+            assert run(first, compiler).split() == ["CompilerWithKnownCode", "2"]
             assert run(first, PLAIN_CELL).strip() == "2"
             poison = "k = get_ipython().transform_cell.__self__\n"
             poison += f"k.transformed[{PLAIN_CELL!r}] = 'print(666)\\n'\n"
@@ -126,3 +139,100 @@ def test_students_read_what_the_zygote_learned_and_cannot_change_it_for_others()
             second.close()
     finally:
         sandbox.close()
+
+
+# ------------------------------------------------- parse trees and code objects
+
+TRACEBACK_CELL = "def g(a):\n    return 1 / a\n\nvalue = g(2)\ng(0)\n"
+SHOWN_CELL = "import math\ndef h(n):\n    return [math.sqrt(i) for i in range(n)]\nh(3)\n"
+
+
+def _ran(made, cell):
+    """What running ``cell`` shows, with the parts that name the process left out."""
+    reply = student.run_cell(made, cell)
+    return [
+        {k: v for k, v in output.items() if k != "execution_count"} for output in reply["outputs"]
+    ]
+
+
+def test_a_learned_cell_runs_as_ipython_compiles_it(shell, monkeypatch):
+    """Outputs, a traceback's cell name and lines, a function's file name: all as if the
+    cell had been compiled in the student's process, without compiling it there."""
+    made, known, _ = shell
+    expected = [_ran(made, TRACEBACK_CELL), _ran(made, SHOWN_CELL)]  # nothing learned yet
+    made.reset(new_session=True)
+    assert known.learn([TRACEBACK_CELL, SHOWN_CELL]) == 2
+    assert type(made.compile).__name__ == "CompilerWithKnownCode"
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("compiled again")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(transforms, "compile", refuse, raising=False)  # the module's builtin
+        patch.setattr(type(made.compile).__mro__[1], "ast_parse", refuse)
+        patch.setattr(type(made.compile).__mro__[1], "__call__", refuse)
+        got = [_ran(made, TRACEBACK_CELL), _ran(made, SHOWN_CELL)]
+    assert got == expected
+    assert "Cell In[1], line 2, in g" in "".join(got[0][0]["traceback"])
+    assert got[1][0]["data"]["text/plain"] == "[0.0, 1.0, 1.4142135623730951]"
+    name = made.user_ns["h"].__code__.co_filename
+    assert name.startswith("<ipython-input-2-") and made.compile._filename_map[name] == 2
+    inner = [c for c in made.user_ns["h"].__code__.co_consts if hasattr(c, "co_filename")]
+    assert inner and all(c.co_filename == name for c in inner), "nested code renamed too"
+
+
+def test_what_could_change_a_learned_tree_is_compiled_as_it_comes(shell):
+    """An AST transformer, the mode that appends to a cell's statements, or a
+    ``__future__`` import a student ran: the cell is parsed and compiled afresh, and
+    what was learned is left as it was."""
+    made, known, _ = shell
+    cell = "a = 1\nb = a + 1\n"
+    known.learn([cell])
+    tree = known.code.trees[cell, made.compile.flags]
+    statements = list(tree.body)
+    made.ast_node_interactivity = "last_expr_or_assign"
+    try:
+        assert _ran(made, cell)[0]["data"]["text/plain"] == "2"  # b shown, as IPython does
+    finally:
+        made.ast_node_interactivity = "last_expr"
+    assert tree.body == statements, "the learned tree was not appended to"
+
+    class Renamer:  # an AST transformer that renames b
+        def visit(self, node):
+            import ast
+
+            for found in ast.walk(node):
+                if isinstance(found, ast.Name) and found.id == "b":
+                    found.id = "c"
+            return node
+
+    made.ast_transformers.append(Renamer())
+    try:
+        _ran(made, cell)
+        assert made.user_ns["c"] == 2
+    finally:
+        made.ast_transformers.clear()
+    assert all(n.id != "c" for n in __import__("ast").walk(tree) if hasattr(n, "id"))
+    _ran(made, "from __future__ import annotations\n")
+    assert known.code.tree(cell, made.compile.flags) is None  # other flags: not this tree
+
+
+def test_a_learned_future_import_holds_for_later_cells(shell):
+    """A learned cell with a ``__future__`` import turns it on, as compiling it would."""
+    made, known, _ = shell
+    cell = "from __future__ import annotations\ndef f(x: undefined_name) -> int:\n    return 1\n"
+    known.learn([cell])
+    assert known.code.codes, "learned"
+    _ran(made, cell)
+    _ran(made, "def k(y: also_undefined):\n    return y\n")
+    assert made.user_ns["k"].__annotations__ == {"y": "also_undefined"}
+
+
+def test_a_cell_that_warns_when_compiled_is_not_learned(shell):
+    """Its warning belongs in the student's output, each time it is compiled there."""
+    made, known, _ = shell
+    cell = "x = 1\nassert (x, 'a tuple is always true')\n"
+    assert known.learn([cell]) == 1  # its text transforms are learned ...
+    assert not known.code.trees  # ... its compiling is not
+    with pytest.warns(SyntaxWarning, match="always true"):  # pytest takes what is shown
+        _ran(made, cell)
