@@ -124,6 +124,28 @@ def test_what_a_reply_says_of_other_names_is_not_believed():
     assert [r["op"] for r in student.requests] == ["run"]
 
 
+def test_a_test_finds_builtins_without_asking_and_they_win_over_a_students_name(monkeypatch):
+    """Built-in names are the tests' own, never looked up (nor missed) on the way; a student
+    function named like one does not replace it in the tests."""
+    missed = []
+    looked_up = execute.TestNamespace.__missing__
+
+    def missing(namespace, name):
+        missed.append(name)
+        return looked_up(namespace, name)
+
+    monkeypatch.setattr(execute.TestNamespace, "__missing__", missing)
+    nb = notebook(
+        code("def max(*v):\n    return -1", "double", kind="answer"),
+        code(
+            "assert max(1, 2) == 2 and sum(range(4)) == 6\nprint(__name__)", "test", 1, kind="test"
+        ),
+    )
+    student, status, _ = run(nb, allowed=frozenset({"max"}))
+    assert status == Status.OK and nb.cells[1].outputs[0]["text"] == "__main__\n"
+    assert missed == [] and [r["op"] for r in student.requests] == ["run"]
+
+
 def test_instructor_names_never_come_from_the_student():
     """Is a name outside the allowed set a NameError, even if the student defines it?"""
     nb = notebook(

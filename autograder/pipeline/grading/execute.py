@@ -153,6 +153,10 @@ def student_names(source_nb: Any) -> frozenset[str]:
     return frozenset(students - instructor)
 
 
+#: the builtins' public names, as a test cell's globals start with them (TestNamespace)
+BUILTIN_NAMES = {k: v for k, v in vars(builtins).items() if not k.startswith("_")}
+
+
 class TestNamespace(dict):
     """Globals for the test cells; a student name they lack is looked up in the student's process.
 
@@ -166,7 +170,11 @@ class TestNamespace(dict):
     """
 
     def __init__(self, run: Execution, allowed: frozenset[str]) -> None:
-        super().__init__(__name__="__main__", __builtins__=builtins)
+        # The built-in names are put in too: a test cell looks up hundreds of them
+        # (``range``, ``abs``), and each would otherwise come through __missing__
+        # and its KeyError before Python found it in the builtins. They win over a
+        # student's name either way (see __missing__).
+        super().__init__(BUILTIN_NAMES, __name__="__main__", __builtins__=builtins)
         self._run, self.allowed = run, allowed
         self.cache: dict[str, Any] = {}
 
