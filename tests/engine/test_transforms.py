@@ -125,6 +125,13 @@ def test_students_read_what_the_zygote_learned_and_cannot_change_it_for_others()
             assert run(first, known).strip() == repr(sorted([PLAIN_CELL, MAGIC_CELL]))
             compiler = "c = get_ipython().compile\nprint(type(c).__name__, len(c.known.trees))\n"
             assert run(first, compiler).split() == ["CompilerWithKnownCode", "2"]
+            probe = "k = get_ipython().compile.known\nlearned, hits = k.tree, []\n"
+            probe += "k.tree = lambda text, flags: hits.append(learned(text, flags)) or hits[-1]\n"
+            run(first, probe)
+            assert run(first, PLAIN_CELL).strip() == "2"
+            assert run(first, "print(sum(h is not None for h in hits))\n").strip() == "1", (
+                "the zygote's tree is read under the student's own compiler flags"
+            )
             assert run(first, PLAIN_CELL).strip() == "2"
             poison = "k = get_ipython().transform_cell.__self__\n"
             poison += f"k.transformed[{PLAIN_CELL!r}] = 'print(666)\\n'\n"
