@@ -170,18 +170,17 @@ class KnownCode:
                 warnings.simplefilter("error")
                 tree = compile(runs, LEARNED, "exec", flags | ast.PyCF_ONLY_AST, True)
                 codes = {}
-                for node in tree.body:
+                for node in tree.body:  # as run_ast_nodes compiles them: one at a time, ...
                     made = {
-                        ("exec", compiled): compile(
-                            ast.Module([node], []), LEARNED, "exec", compiled, True
-                        )
+                        "exec": compile(ast.Module([node], []), LEARNED, "exec", compiled, True)
                     }
-                    if node is tree.body[-1] and isinstance(node, ast.Expr):  # shown, if last
-                        interactive = ast.Interactive([node])
-                        made["single", compiled] = compile(
-                            interactive, LEARNED, "single", compiled, True
-                        )
-                    codes[id(node)] = (node, made)
+                    if node is tree.body[-1] and isinstance(node, ast.Expr):  # ... the last shown
+                        single = ast.Interactive([node])
+                        made["single"] = compile(single, LEARNED, "single", compiled, True)
+                    codes[id(node)] = (
+                        node,
+                        {(mode, compiled): code for mode, code in made.items()},
+                    )
         except Exception:  # a warning, or a cell that does not compile: as it comes, each time
             return
         self.trees[runs, flags] = tree
