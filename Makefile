@@ -17,6 +17,10 @@ help:
 
 ## Create .venv with the pinned packages, JupyterHub's proxy and axe-core (npm), and bubblewrap, chromium, npm (as root, with apt).
 setup: $(VENV)/.installed
+	@# The package's bytecode, written now: an editable install has none, and where
+	@# PYTHONDONTWRITEBYTECODE is set (CI, containers) every process of a run (the
+	@# grader, each sandbox's zygote) would compile it afresh, about 0.1 s each.
+	@$(PY) -m compileall -q autograder course_config.py > /dev/null
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	@echo "setting up $(VENV) (pip's own words go to $(VENV)/setup.log)"
