@@ -6,6 +6,7 @@ test cell, and a written answer, so a broken stage fails here by name.
 
 import nbformat
 import pytest
+from nbconvert.exporters import HTMLExporter
 from nbgrader.api import Gradebook
 
 from autograder.pipeline import results
@@ -217,3 +218,34 @@ def test_only_cells_of_a_bounded_size_are_remembered(executed, assignment, monke
         remembered = renderer.exporter._cells
         assert (len(remembered) == len(executed.cells)) if limit > 10 else not remembered
     assert pages[0] == pages[1]
+
+
+def test_a_page_is_what_nbconverts_own_preprocessing_makes(executed, assignment, monkeypatch):
+    """Without nbconvert's copies and validation, is a page the same, the notebook it
+    renders valid, and the CSS header made once per preprocessor for every later page?"""
+    ok = Graded("", "", Status.OK, "", {}, {}, {})
+    columns = Columns({"n.ipynb": executed})
+    points = score.points(executed)
+    made, rendered = [], []
+    generate = internals.CSSHTMLHeaderPreprocessor._generate_header
+    preprocess = internals.FeedbackExporter._preprocess
+
+    def counted(self, resources):
+        made.append(self)
+        return generate(self, resources)
+
+    def kept(self, nb, resources):
+        rendered.append(preprocess(self, nb, resources)[0])
+        return rendered[-1], resources
+
+    monkeypatch.setattr(internals.CSSHTMLHeaderPreprocessor, "_generate_header", counted)
+    monkeypatch.setattr(internals.FeedbackExporter, "_preprocess", kept)
+    renderer = feedback_page.Renderer(assignment)
+    ours = [renderer.render(sid, {"n.ipynb": executed}, columns, points, ok) for sid in "ab"]
+    headers = [p for p in renderer.exporter._preprocessors if p.__class__ is made[0].__class__]
+    assert len(made) == len(headers) >= 1  # the second page made none
+    for nb in rendered:
+        nbformat.validate(nb)
+    monkeypatch.setattr(internals.FeedbackExporter, "_preprocess", HTMLExporter._preprocess)
+    theirs = feedback_page.Renderer(assignment)
+    assert [theirs.render(s, {"n.ipynb": executed}, columns, points, ok) for s in "ab"] == ours

@@ -34,7 +34,7 @@ from jinja2 import pass_context
 from nbconvert.exporters import HTMLExporter, TemplateExporter
 from nbconvert.filters.highlight import Highlight2HTML
 from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
-from nbconvert.preprocessors import Preprocessor
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor, Preprocessor
 from nbgrader.api import Gradebook
 from nbgrader.converters import Autograde, GenerateAssignment, GenerateFeedback, NbGraderException
 from nbgrader.coursedir import CourseDirectory
@@ -496,9 +496,10 @@ def feedback_template(config: Config) -> Config:
     """``config`` with nbgrader's own feedback template, found where formgrader keeps it.
 
     As nbgrader's converters do (``BaseConverter``), nbconvert's default
-    preprocessors are off; and the notebook is validated once, after the last
-    preprocessor, rather than after each of them (nbconvert 7.17 validates every
-    cell after every preprocessor, enabled or not: most of a page's time).
+    preprocessors are off. nbconvert 7.17 validates every cell after every
+    preprocessor, enabled or not (most of a page's time); the exporter this
+    configures validates nothing (``FeedbackExporter._preprocess``), and an
+    exporter of nbconvert's own given it validates once, after the last step.
     """
     template = Config(config)
     template.Exporter.default_preprocessors = []
@@ -535,7 +536,29 @@ class FeedbackExporter(HTMLExporter):
         super().__init__(**kwargs)
         self._clean = clean
         self._markdown, self._code, self._cells = make_cache(), make_cache(), make_cache()
+        self._css: dict[tuple[int, Any], list[str]] = {}  # (preprocessor, config_dir) -> header
         self._highlight = Highlight2HTML(pygments_lexer="ipython3", parent=self)
+
+    def _preprocess(self, nb: Any, resources: Any) -> tuple[Any, Any]:
+        """The enabled preprocessors in turn, on ``nb`` and ``resources`` themselves.
+
+        nbconvert's own deep-copies both, normalizes and validates the notebook
+        after the last step. A page's notebook and resources are built for it
+        alone (:meth:`~autograder.pipeline.reports.feedback_page.Renderer.render`),
+        its cells were validated when the submission was read, and each output
+        when it was made (``execute``); tests validate rendered pages' notebooks
+        (``test_feedback_page``). The CSS header, the same on every page, is made
+        once per preprocessor and configuration folder.
+        """
+        for preprocessor in self._preprocessors:
+            if type(preprocessor) is CSSHTMLHeaderPreprocessor and preprocessor.enabled:
+                key = (id(preprocessor), resources.get("config_dir"))
+                if key not in self._css:
+                    self._css[key] = preprocessor._generate_header(resources)
+                resources["inlining"] = {"css": self._css[key]}
+                continue
+            nb, resources = preprocessor(nb, resources)
+        return nb, resources
 
     def _cell_key(self, cell: Any, *page: Any) -> str:
         """What a cell's HTML depends on, as text: the cell, and what of the page it shows
