@@ -43,13 +43,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(1, str(ROOT / "bench"))
 
-import nbformat  # noqa: E402
 from cpu import CpuGroup  # noqa: E402
 
 import bench  # noqa: E402  (bench/bench.py, beside this file)
 from autograder import startup  # noqa: E402
 from autograder.pipeline.course.assignment import find_assignment  # noqa: E402
 from autograder.pipeline.course.gradebook import ensure_gradebook  # noqa: E402
+from autograder.pipeline.course.notebook_text import NotebookText  # noqa: E402
 from autograder.pipeline.grading import execute, sanitize, worker  # noqa: E402
 from autograder.pipeline.reports import feedback_page  # noqa: E402
 from autograder.pipeline.settings import GradingLimits  # noqa: E402
@@ -71,7 +71,7 @@ STEPS = (
     ("the test cells", execute, "run_trusted_cell"),
     ("  requests to the student", launcher.Student, "request"),
     ("the feedback page", feedback_page.Renderer, "render"),
-    ("the notebook written out", nbformat.v4, "writes"),
+    ("the notebook written out", NotebookText, "writes"),
 )
 
 

@@ -22,10 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import nbformat
-
 from autograder.pipeline.course import internals, notebook
 from autograder.pipeline.course.assignment import Assignment, find_assignment
+from autograder.pipeline.course.notebook_text import NotebookText
 from autograder.pipeline.errors import Status
 from autograder.pipeline.grading import execute, sanitize, score
 from autograder.pipeline.reports import feedback_page
@@ -138,17 +137,21 @@ class Worker:
         self.closed = False
         self._starting = threading.Lock()  # a sandbox is started, or closed, at a time
         self.renderer = feedback_page.Renderer(self.assignment)
+        self.texts = NotebookText()  # executed notebooks written out, each cell's JSON made once
 
     def fill_caches(self, pages: bool) -> None:
         """Do once what every submission shares, so no worker pays for it with its first.
 
         The cell metadata of the release and the source checked (what a student's
-        cells carry unless they broke it) and, with ``pages``, the feedback template compiled
+        cells carry unless they broke it), the release's cells written as text, and, with
+        ``pages``, the feedback template compiled
         and the release rendered as a page. Called before workers fork, it is
         done once for them all.
         """
         for nb in [*self.release.values(), *self.sources.values()]:
             internals.RememberingValidator().validate_nb(nb)
+        for nb in self.release.values():  # its prose and read-only cells are every notebook's
+            self.texts.writes(nb)
         if pages:  # the release: its prose and tests are every page's, its stubs many a page's
             self.renderer.warm_up(self.release, self.columns)
 
@@ -234,7 +237,7 @@ class Worker:
         # The main process records one student at a time, for every worker: it is
         # given the notebooks written out, and only what the gradebook reads of them.
         executed = {name: nb for name, nb in result.notebooks.items() if nb is not None}
-        result.texts = {n: nbformat.v4.writes(nb) for n, nb in executed.items()}  # copies
+        result.texts = {n: self.texts.writes(nb) for n, nb in executed.items()}
         result.auto_grades = {name: rows.auto_grades(nb) for name, nb in executed.items()}
         result.notebooks = {
             name: None if nb is None else notebook.for_gradebook(nb)
