@@ -1,6 +1,7 @@
 """Does sanitising refuse what nbgrader refuses, and catch cells moved or renamed?"""
 
 import copy
+import sys
 
 import pytest
 from nbgrader.nbgraderformat import ValidationError
@@ -84,6 +85,15 @@ def test_binds_sees_top_level_names_only():
         "import numpy as np\nfrom a import b\nx, (y, z) = 1, (2, 3)\ndef f(q):\n    w = q\n%pwd"
     )
     assert dependencies.binds(source) == {"np", "b", "x", "y", "z", "f"}
+
+
+def test_a_python_cell_is_read_without_ipython(monkeypatch):
+    """Is IPython left unimported for a cell that is Python as it stands (the grader's main
+    process reads every cell of the source), and still asked for one that is not?"""
+    monkeypatch.setitem(sys.modules, "IPython.core.inputtransformer2", None)
+    assert dependencies.binds("import numpy as np\ndef f(q):\n    w = q") == {"np", "f"}
+    with pytest.raises(ImportError):
+        dependencies.binds("x = 1\n%pwd")
 
 
 def test_moved_instructor_cells(release_nb):

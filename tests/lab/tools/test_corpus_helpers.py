@@ -5,6 +5,8 @@ import pytest
 from autograder.pipeline.course import dependencies, notebook
 from autograder.tools import corpus
 
+from .. import lab
+
 
 def test_fill_replaces_answer_cells_by_grade_id(release_nb):
     """Does fill put new source into the named answer cell and leave the rest alone?"""
@@ -78,3 +80,24 @@ def test_table_cells_keep_their_pipes_inside():
     row = corpus.table({"m/gap": entry}, {"m/gap": result}, ["f"]).splitlines()[-1]
     assert row.replace("\\|", "").count("|") == 5, row
     assert "largest \\|a - b\\| |" in row and row.endswith("| \\|a - b\\| |")
+
+
+def test_a_cell_binds_the_same_names_read_as_python_or_as_ipython_rewrites_it(entries):
+    """Every code cell of the lab's notebooks and every answer of the corpus: do the names it
+    binds, read without IPython where it parses as Python, equal those of IPython's reading?"""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    def as_ipython(source):  # as binds read every cell before: its text as IPython rewrites it
+        return dependencies.binds(TransformerManager().transform_cell(source))
+
+    paths = [lab.SOURCE, lab.RELEASE, lab.SOLUTION, *(lab.ROOT / lab.SAMPLE_CLASS).rglob("*.ipynb")]
+    sources = [
+        cell.source
+        for path in paths
+        for cell in notebook.read(lab.ROOT / path).cells
+        if cell.cell_type == "code"
+    ]
+    sources += [text for entry in entries.values() for text in entry.cells.values()]
+    assert len(sources) > 500
+    for source in sources:
+        assert dependencies.binds(source) == as_ipython(source), source
