@@ -3,8 +3,10 @@
 import copy
 import sys
 
+import jsonschema
+import nbformat
 import pytest
-from nbgrader.nbgraderformat import ValidationError
+from nbgrader.nbgraderformat import MetadataValidator, ValidationError
 from nbgrader.preprocessors import CheckCellMetadata
 
 from autograder.pipeline.course import dependencies, internals, notebook
@@ -163,3 +165,66 @@ def test_brackets_in_strings_are_not_nesting(release_nb):
     nb.cells[0].source = "[[[[{{{{" * 1_000 + '\\"[[[['
     read, _ = sanitize.read(nbformat.writes(nb).encode())
     assert read.cells[0].source == nb.cells[0].source
+
+
+def _nbgrader_cells() -> list:
+    """Cells whose nbgrader metadata is right, or wrong in each way nbgrader checks."""
+    good = toy.cell("x = 1", "a", "answer")
+    cells = [good, toy.cell("assert x", "t", "test", 2), toy.cell("Why.", "m", "manual", 1)]
+    cells.append(nbformat.v4.new_code_cell("plain"))  # no nbgrader metadata at all
+    changes = [
+        {"points": "two"},  # not a number
+        {"grade_id": ""},
+        {"grade_id": 7},
+        {"schema_version": 2},
+        {"schema_version": 4},
+        {"schema_version": "3"},
+        {"grade": "yes"},
+        {"locked": None},
+        {"checksum": 5},
+        {"extra": True},
+    ]
+    for change in changes:
+        cell = copy.deepcopy(good)
+        cell.metadata.nbgrader.update(change)
+        cells.append(cell)
+    for drop in ("grade", "solution", "grade_id", "schema_version"):
+        cell = copy.deepcopy(cells[1])
+        del cell.metadata.nbgrader[drop]
+        cells.append(cell)
+    points_less = copy.deepcopy(cells[1])
+    del points_less.metadata.nbgrader["points"]
+    not_a_dict = copy.deepcopy(good)
+    not_a_dict.metadata["nbgrader"] = ["grade"]
+    markdown = copy.deepcopy(cells[2])
+    markdown.metadata.nbgrader["solution"] = False  # a graded Markdown cell must be a solution
+    return [*cells, points_less, not_a_dict, markdown]
+
+
+def _outcome(validate, cell) -> tuple:
+    try:
+        validate(copy.deepcopy(cell))
+    except Exception as error:
+        return type(error), str(error)
+    return None, ""
+
+
+def test_metadata_is_checked_as_nbgrader_checks_it_with_the_schema_checked_once(monkeypatch):
+    """Does every cell pass or fail as nbgrader's own validator has it, with the same error,
+    while the schema itself is checked once, not once a cell?"""
+    monkeypatch.setattr(internals.RememberingValidator, "passed", set())
+    monkeypatch.setattr(internals._SchemaCheckedOnce, "checked", {})
+    checks = []
+    check_schema = jsonschema.Draft4Validator.check_schema.__func__
+
+    def counted(cls, schema, *args, **kwargs):
+        checks.append(cls)
+        return check_schema(cls, schema, *args, **kwargs)
+
+    cells = _nbgrader_cells()
+    theirs = [_outcome(MetadataValidator().validate_cell, cell) for cell in cells]
+    monkeypatch.setattr(jsonschema.Draft4Validator, "check_schema", classmethod(counted))
+    ours = [_outcome(internals.RememberingValidator().validate_cell, cell) for cell in cells]
+    assert ours == theirs
+    assert sum(1 for kind, _ in theirs if kind is not None) >= 15  # the wrong ones failed
+    assert len(checks) == 1

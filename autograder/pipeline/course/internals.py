@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import nbgrader
 import nbgrader.api
 import nbgrader.dbutil
@@ -39,6 +40,7 @@ from nbgrader.api import Gradebook
 from nbgrader.converters import Autograde, GenerateAssignment, GenerateFeedback, NbGraderException
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.nbgraderformat import MetadataValidator, ValidationError
+from nbgrader.nbgraderformat.common import BaseMetadataValidator
 from nbgrader.preprocessors import (
     AssignLatePenalties,
     CheckCellMetadata,
@@ -348,15 +350,46 @@ GRADES_FROM_GRADEBOOK = GetGrades
 CHECKSUM_LENGTH = 32  #: characters of a cell's checksum, as nbgrader's schema requires
 
 
-class RememberingValidator(MetadataValidator):
+class _SchemaCheckedOnce(BaseMetadataValidator):
+    """nbgrader's base check of a cell's metadata against its JSON schema, the schema itself
+    checked once per process.
+
+    nbgrader 0.9.6 calls ``jsonschema.validate``, which checks the schema before the
+    metadata, for every cell: nine tenths of the time. The errors are the same:
+    nbgrader's own for a schema version other than this one, and for the rest
+    the error ``jsonschema.validate`` would raise (its ``best_match``).
+    """
+
+    #: {schema version: a validator of that schema, the schema itself checked}
+    checked: dict[int, Any] = {}
+
+    def validate_cell(self, cell: Any) -> None:
+        meta = cell.metadata.get("nbgrader")
+        if meta is None:
+            return
+        if not isinstance(meta, dict) or meta.get("schema_version", 0) != self.schema_version:
+            super().validate_cell(cell)  # nbgrader's own errors for these
+            return
+        validator = self.checked.get(self.schema_version)
+        if validator is None:
+            kind = jsonschema.validators.validator_for(self.schema)
+            kind.check_schema(self.schema)
+            validator = self.checked[self.schema_version] = kind(self.schema)
+        error = jsonschema.exceptions.best_match(validator.iter_errors(meta))
+        if error is not None:
+            raise error
+
+
+class RememberingValidator(MetadataValidator, _SchemaCheckedOnce):
     """nbgrader's cell metadata validator, which skips cells it has already passed.
 
     Whether a cell passes depends only on its type and its nbgrader metadata,
     and nearly every cell of every submission repeats the release's. nbgrader
     0.9.6 checks the JSON schema itself again for every cell: a third of the
-    time spent sanitising. A checksum's value is left out of what is
-    remembered: the schema asks only for 32 characters, and each student's
-    executed test cells carry checksums of their own.
+    time spent sanitising (``_SchemaCheckedOnce`` checks it once). A
+    checksum's value is left out of what is remembered: the schema asks only
+    for 32 characters, and each student's executed test cells carry checksums
+    of their own.
     """
 
     passed: set[tuple[str, str]] = set()  # shared by every instance in this process
