@@ -534,7 +534,8 @@ def functions(shell: Any, names: Sequence[str]) -> list[str] | None:
     code): the grader then asks about each name it needs.
     """
     try:
-        return [n for n in names if _is_function(shell.user_ns.get(n))]
+        namespace = shell.user_ns  # a traitlets attribute: read once, not once a name
+        return [n for n in names if _is_function(namespace.get(n))]
     except Exception:
         return None
 
