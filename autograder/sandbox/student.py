@@ -751,6 +751,7 @@ def zygote(
     warm_up(shell, imports, code)
     if "matplotlib" in sys.modules:  # a course that draws: its figures are learned
         figures.install()
+    transforms.PlainPython(shell.input_transformer_manager).install()  # no tokenizing Python
     known = transforms.KnownCells(shell).install()  # course cells: transformed, compiled once
     c_library().prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped automatically

@@ -123,6 +123,8 @@ def test_students_read_what_the_zygote_learned_and_cannot_change_it_for_others()
         try:
             known = "k = get_ipython().transform_cell.__self__\nprint(sorted(k.transformed))\n"
             assert run(first, known).strip() == repr(sorted([PLAIN_CELL, MAGIC_CELL]))
+            plain = "print(type(get_ipython().input_transformer_manager.transform_cell.__self__))"
+            assert run(first, plain).strip().endswith("PlainPython'>")
             compiler = "c = get_ipython().compile\nprint(type(c).__name__, len(c.known.trees))\n"
             assert run(first, compiler).split() == ["CompilerWithKnownCode", "2"]
             probe = "k = get_ipython().compile.known\nlearned, hits = k.tree, []\n"
@@ -243,3 +245,71 @@ def test_a_cell_that_warns_when_compiled_is_not_learned(shell):
     assert not known.code.trees  # ... its compiling is not
     with pytest.warns(SyntaxWarning, match="always true"):  # pytest takes what is shown
         _ran(made, cell)
+
+
+#: cells whose text IPython's token transforms rewrite, or nearly do: each must come out
+#: of PlainPython exactly as out of IPython
+TRICKY_CELLS = [
+    PLAIN_CELL,
+    MAGIC_CELL,
+    AWAIT_CELL,
+    "x = 1",
+    "\n\n\nx = 1/0\n",  # leading blank lines go (tracebacks count from the first kept)
+    "  # an indented comment first\ndef f():\n  return 1\n",  # IPython dedents every line
+    ">>> x = 1\n... y = 2\n",
+    "In [1]: x = 1\n   ...: y = 2\n",
+    "x = 1\n...\n",  # a second line IPython takes for a pasted prompt
+    "%%time\nx = sum(range(10))\n",
+    "files = !ls\n",
+    "t = %time sum(range(3))\n",
+    "x = \\\n  %time 1\n",  # a magic after a continued line
+    "y = \\\n!ls\n",
+    "len?\n",
+    "len??\n",
+    "if True:\n    !true\n",
+    ",print a b\n",
+    ";print a b\n",
+    "/print 1\n",
+    "x = (1\n     , 2)\n",  # a continuation line starting with a comma: Python, not an escape
+    "x = (4\n     / 2)\n",
+    's = "what?"\nq = 10 % 3\nr = 1 != 2\n',
+    "a=!ls\n",
+    "b=%pwd\n",
+    "x = 1\r!true\n",  # an old Mac line end
+    "x = 1\x0c!true\n",
+    "\x0c!true\n",
+    "def g():\n    '''Docstring?\n    !not a command\n    '''\n    return 1\n",
+    "x = [\n%time 1\n]\n",
+]
+
+
+def test_plain_python_transforms_as_ipython_does(shell):
+    """Does every tricky cell come out as IPython's own static transform makes it?"""
+    made, _, _ = shell
+    manager = made.input_transformer_manager
+    ipython = type(manager)().transform_cell
+    plain = transforms.PlainPython(manager)
+    for cell in TRICKY_CELLS:
+        assert plain.transform_cell(cell) == ipython(cell), cell
+
+
+def test_plain_python_tokenizes_only_what_may_need_it(shell, monkeypatch):
+    """Is a cell of plain Python (blank lines, prompts and cell magics cleaned up first)
+    never tokenized, and one with an escape, or a student's own transformer, always?"""
+    made, _, _ = shell
+    manager = made.input_transformer_manager
+    tokenized = []
+    monkeypatch.setattr(manager, "transform_cell", lambda c: tokenized.append(c) or c)
+    plain = transforms.PlainPython(manager)
+    for cell in (PLAIN_CELL, AWAIT_CELL, "\n\nx = (1,\n     2)\n", "%%time\nx = 1\n"):
+        plain.transform_cell(cell)
+    assert tokenized == []
+    for cell in (MAGIC_CELL, "files = !ls\n", "len?\n", "x = 1\r!true\n"):
+        plain.transform_cell(cell)
+    assert len(tokenized) == 4
+    manager.token_transformers.append(type("Mine", (), {"find": classmethod(lambda c, t: None)}))
+    try:
+        plain.transform_cell(PLAIN_CELL)
+    finally:
+        manager.token_transformers.pop()
+    assert tokenized[-1] == PLAIN_CELL

@@ -82,14 +82,9 @@ def test_table_cells_keep_their_pipes_inside():
     assert "largest \\|a - b\\| |" in row and row.endswith("| \\|a - b\\| |")
 
 
-def test_a_cell_binds_the_same_names_read_as_python_or_as_ipython_rewrites_it(entries):
-    """Every code cell of the lab's notebooks and every answer of the corpus: do the names it
-    binds, read without IPython where it parses as Python, equal those of IPython's reading?"""
-    from IPython.core.inputtransformer2 import TransformerManager
-
-    def as_ipython(source):  # as binds read every cell before: its text as IPython rewrites it
-        return dependencies.binds(TransformerManager().transform_cell(source))
-
+@pytest.fixture(scope="module")
+def every_cell(entries):
+    """The text of every code cell of the lab's notebooks and of every answer in the corpus."""
     paths = [lab.SOURCE, lab.RELEASE, lab.SOLUTION, *(lab.ROOT / lab.SAMPLE_CLASS).rglob("*.ipynb")]
     sources = [
         cell.source
@@ -99,5 +94,29 @@ def test_a_cell_binds_the_same_names_read_as_python_or_as_ipython_rewrites_it(en
     ]
     sources += [text for entry in entries.values() for text in entry.cells.values()]
     assert len(sources) > 500
-    for source in sources:
+    return sources
+
+
+def test_a_cell_binds_the_same_names_read_as_python_or_as_ipython_rewrites_it(every_cell):
+    """Do the names each cell binds, read without IPython where it parses as Python, equal
+    those of IPython's reading?"""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    def as_ipython(source):  # as binds read every cell before: its text as IPython rewrites it
+        return dependencies.binds(TransformerManager().transform_cell(source))
+
+    for source in every_cell:
         assert dependencies.binds(source) == as_ipython(source), source
+
+
+def test_every_cell_transforms_in_a_students_process_as_ipython_does(every_cell):
+    """Does each cell come out of the student's shortcut for plain Python exactly as out of
+    IPython's own static transforms?"""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    from autograder.sandbox import transforms
+
+    ipython = TransformerManager().transform_cell
+    plain = transforms.PlainPython(TransformerManager())
+    for source in every_cell:
+        assert plain.transform_cell(source) == ipython(source), source
