@@ -151,7 +151,7 @@ class PlainPython:
 
     After its line-based cleanup (blank lines, pasted prompts, a cell magic),
     IPython tokenizes every cell to find ``%`` and ``!`` escapes, ``x?`` and
-    ``a = %magic``: a third of a millisecond for a student's own cell, though
+    ``a = %magic``: about 0.16 ms for a student's own cell, though
     nearly every cell holds none. Each of those transforms looks for a token
     that :data:`ESCAPE_AT_START` or :data:`HELP_OR_ASSIGNED` would find in the
     text first (a token starting a line, a ``?``, an ``=`` then ``%`` or ``!``),

@@ -579,9 +579,10 @@ class FeedbackExporter(HTMLExporter):
         after the last step. A page's notebook and resources are built for it
         alone (:meth:`~autograder.pipeline.reports.feedback_page.Renderer.render`),
         its cells were validated when the submission was read, and each output
-        when it was made (``execute``); tests validate rendered pages' notebooks
-        (``test_feedback_page``). The CSS header, the same on every page, is made
-        once per preprocessor and configuration folder.
+        when it was made (``execute``); ``tests/engine/test_stages.py`` validates
+        rendered pages' notebooks and compares the pages with nbconvert's. The
+        CSS header, the same on every page, is made once per preprocessor and
+        configuration folder.
         """
         for preprocessor in self._preprocessors:
             if type(preprocessor) is CSSHTMLHeaderPreprocessor and preprocessor.enabled:

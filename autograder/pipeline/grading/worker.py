@@ -143,10 +143,9 @@ class Worker:
         """Do once what every submission shares, so no worker pays for it with its first.
 
         The cell metadata of the release and the source checked (what a student's
-        cells carry unless they broke it), the release's cells written as text, and, with
-        ``pages``, the feedback template compiled
-        and the release rendered as a page. Called before workers fork, it is
-        done once for them all.
+        cells carry unless they broke it), the release's cells written as text,
+        and, with ``pages``, the feedback template compiled and the release
+        rendered as a page. Called before workers fork, it is done once for them all.
         """
         for nb in [*self.release.values(), *self.sources.values()]:
             internals.RememberingValidator().validate_nb(nb)
