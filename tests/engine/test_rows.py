@@ -181,3 +181,34 @@ def test_a_cell_the_gradebook_lacks_writes_nothing(lesson_template, tmp_path, le
     recorder.commit()
     recorder.close()
     assert _rows(url) == before
+
+
+def test_a_tas_grades_are_looked_up_only_where_a_submission_was(
+    lesson_template, class_, tmp_path, monkeypatch
+):
+    """A class new to the gradebook: no TA grade looked up (none can exist); graded again
+    after a TA's grading, each student's looked up and the TA's grade kept; one student
+    saved twice by one recorder (graded on submit, twice in a turn): looked up the second
+    time. (test_ta_decisions.py follows a TA's grades through regrades end to end.)"""
+    from autograder.pipeline.results import ta_grades
+
+    asked = []
+    real = ta_grades.graded_by_ta
+
+    def counting(session, assignment, student_id):
+        asked.append(student_id)
+        return real(session, assignment, student_id)
+
+    monkeypatch.setattr(ta_grades, "graded_by_ta", counting)
+    ours, url = _course(lesson_template, tmp_path / "grader")
+    _by_the_grader(ours, url, class_, tmp_path)
+    assert asked == []
+    _grade_by_hand(url, ours)
+    _by_the_grader(ours, url, class_, tmp_path)
+    assert asked == [student for student, _, _ in class_]
+    with Gradebook(url) as gb:
+        assert gb.find_grade("test_count_words", notebook_stem(), ours.id, "ben").manual_score == 1
+    asked.clear()
+    twice = [("eve", None, class_[0][2]), ("eve", None, class_[0][2])]
+    _by_the_grader(ours, url, twice, tmp_path)
+    assert asked == ["eve"]

@@ -66,6 +66,9 @@ class Recorder:
         self._rows: rows.Rows | None = None
         #: (student, notebook stem, cell) of each TA grade whose answer changed: a TA's again
         self.again: list[tuple[str, str, str]] = []
+        #: the students with a submission of the assignment in the gradebook, read at the first
+        #: save (see _ta_standing); None before
+        self._submitted: set[str] | None = None
 
     def commit(self) -> None:
         """Make everything saved since the last commit durable, at once."""
@@ -163,6 +166,15 @@ class Recorder:
         (:mod:`~autograder.pipeline.results.ta_grades`); those that do not are kept in
         :attr:`again`, for the run to name. graded: :meth:`_auto_grades`."""
         a, sid = self.assignment, result.student_id
+        if self._submitted is None:
+            self._submitted = ta_grades.submitted(self.gradebook.db, a.id)
+        # A TA grades a submission (in formgrader, at any time), and only grading makes one,
+        # which other commands do on their own turn, never while this recorder has the
+        # course's: a student without one when it first looked (a first run's whole class)
+        # has no grade of a TA's to look up, until this recorder saves them.
+        if sid not in self._submitted:
+            self._submitted.add(sid)
+            return ta_grades.Standing()
         given = ta_grades.graded_by_ta(self.gradebook.db, a.id, sid)
         if not given:
             return ta_grades.Standing()

@@ -54,6 +54,17 @@ class Standing:
     again: tuple[Cell, ...] = ()
 
 
+def submitted(session: Session, assignment: str) -> set[str]:
+    """The students who have a submission of ``assignment`` in the gradebook: only they can
+    hold a grade a TA gave (:func:`graded_by_ta`)."""
+    found = session.execute(
+        select(SubmittedAssignment.student_id)
+        .join(Assignment, Assignment.id == SubmittedAssignment.assignment_id)
+        .where(Assignment.name == assignment)
+    )
+    return {student_id for (student_id,) in found}
+
+
 def graded_by_ta(session: Session, assignment: str, student_id: str) -> dict[Cell, float | None]:
     """``{(stem, cell): automatic score}`` of the grades a TA gave ``student_id`` that await
     nothing (a manual score, not flagged for a TA)."""
