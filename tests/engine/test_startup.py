@@ -76,3 +76,63 @@ def test_what_a_command_loads_is_frozen_and_collection_goes_on_as_it_was(collect
     assert done.returncode == 0, done.stderr[-2000:]
     enabled, frozen = done.stdout.split()
     assert enabled == str(collecting) and int(frozen) > 50_000  # nbgrader, nbconvert, numpy...
+
+
+def test_a_module_waiting_for_its_first_use_is_the_real_one_when_used():
+    """Started, a process uses each stand-in as it would the module: names, submodules,
+    ``from`` imports, its spec, bs4's selectors; one not installed still fails to import."""
+    probe = (
+        "import importlib.util, sys\n"
+        "from autograder import startup\n"
+        "startup.start()\n"
+        "startup.on_first_use('no_such_module_here')\n"
+        "waiting = [n for n in startup.ON_FIRST_USE\n"
+        "           if isinstance(sys.modules.get(n), startup.OnFirstUse)]\n"
+        "import yaml\n"
+        "assert isinstance(yaml, startup.OnFirstUse)  # imported, not loaded\n"
+        "assert importlib.util.find_spec('yaml').name == 'yaml'\n"
+        "assert yaml.safe_load('a: [1, 2]') == {'a': [1, 2]}\n"
+        "assert not isinstance(sys.modules['yaml'], startup.OnFirstUse)\n"
+        "import requests.adapters\n"
+        "from requests import Session\n"
+        "assert Session is requests.Session and requests.adapters.HTTPAdapter\n"
+        "from bs4 import BeautifulSoup\n"
+        "found = BeautifulSoup('<p class=x>1</p><p>2</p>', 'html.parser').select('p.x')\n"
+        "assert [p.text for p in found] == ['1']\n"
+        "try:\n"
+        "    import no_such_module_here\n"
+        "except ImportError:\n"
+        "    print(' '.join(waiting))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert {"yaml", "requests", "soupsieve"} <= set(done.stdout.split())
+
+
+@pytest.mark.slow
+def test_a_grading_run_never_loads_what_waits_for_its_first_use(lesson_course, lesson_solved):
+    """A class graded, pages and all (``-X importtime``, its workers' imports included):
+    nothing of :data:`~autograder.startup.ON_FIRST_USE` was loaded."""
+    import nbformat
+
+    from autograder.pipeline.course.assignment import find_assignment
+    from autograder.startup import ON_FIRST_USE
+
+    assignment = find_assignment(lesson_course)
+    subs = lesson_course.parent / "class"
+    for student in ("ada", "ben"):
+        path = subs / assignment.submission_path(student, "toy.ipynb")
+        path.parent.mkdir(parents=True)
+        path.write_text(nbformat.writes(lesson_solved))
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "autograder", "grade", str(subs),
+         "--course", str(lesson_course), "--out", str(lesson_course.parent / "out"),
+         "--jobs", "2"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
+    assert "nbconvert.exporters.html" in imported, "no page was rendered: nothing is checked"
+    assert not imported & set(ON_FIRST_USE)
