@@ -36,6 +36,7 @@ from autograder.pipeline.course.gradebook import (
 )
 from autograder.pipeline.dispatch import pools
 from autograder.pipeline.errors import Status
+from autograder.pipeline.grading import worker
 from autograder.pipeline.reports import feedback_page
 from autograder.pipeline.results import NOT_FINISHED, ClassFolder, Graded, Outcome, Store
 from autograder.pipeline.results.rows import Written
@@ -241,7 +242,9 @@ class Recording:
                 found = notebook.read(path) if path.exists() else None
                 notebooks[name] = None if found is None or notebook.is_stand_in(found) else found
         if self.renderer is None:
-            self.renderer = feedback_page.Renderer(self.assignment)
+            self.renderer = worker.warm_renderer(self.assignment) or feedback_page.Renderer(
+                self.assignment
+            )
         html = self.renderer.render(
             outcome.student_id,
             notebooks,

@@ -73,6 +73,13 @@ def test_workers_start_from_what_the_main_process_prepared(tmp_path, monkeypatch
     other = worker.WorkerSettings(**{**vars(settings), "pages": False})
     with ProcessPoolExecutor(1, fork, worker.start, (other,)) as pool:
         assert pool.submit(_started_from_prepared).result(timeout=120) == (False, True, True)
+    # the main process renders a page again with the renderer warmed here, for this
+    # assignment only, and only where pages were asked for
+    assert worker.warm_renderer(assignment) is worker._prepared.renderer
+    elsewhere = toy.assignment(tmp_path / "another course")
+    assert worker.warm_renderer(elsewhere) is None
+    worker.prepare(other)
+    assert worker.warm_renderer(assignment) is None
 
 
 def _where_it_and_its_students_run() -> tuple[int, list[int], str]:

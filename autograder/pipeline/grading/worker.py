@@ -380,6 +380,22 @@ def prepare(settings: WorkerSettings) -> None:
     _prepared.fill_caches(settings.pages)
 
 
+def warm_renderer(assignment: Assignment) -> feedback_page.Renderer | None:
+    """The page renderer :func:`prepare` compiled and warmed in this process, if it was for
+    ``assignment`` and with pages; else None.
+
+    The main process renders a page again where the gradebook says otherwise than the
+    worker's page (a notebook that could not be read, a TA's grade): with this
+    renderer, not a cold one whose first page compiles the template and renders the
+    release's cells anew (a quarter of a second).
+    """
+    prepared = _prepared
+    if prepared is None or not prepared.settings.pages:
+        return None
+    same = prepared.assignment.root == assignment.root and prepared.assignment.id == assignment.id
+    return prepared.renderer if same else None
+
+
 def start(settings: WorkerSettings, numbers: cpus.WorkerNumbers | None = None) -> None:
     """Process-pool initializer: one Worker per process, its sandbox started and warm.
 
