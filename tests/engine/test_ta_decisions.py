@@ -161,17 +161,27 @@ def test_a_tas_written_answer_grades_stand_through_regrades(course):
 
 def test_a_notebook_that_could_not_be_read_has_its_row_in_formgrader(course):
     """A truncated hand-in: formgrader lists it (scored 0, nothing to grade by hand), and its
-    page still says why, after a TA's grade elsewhere has the page rendered again."""
+    page still says why, after a TA's grade elsewhere has the page rendered again. Its
+    written answer, like one left as released, scores 0 as nbgrader has it, in the CSV and
+    on the page: nothing awaits a TA."""
     course, subs = course
     work = subs / "zed" / ID
     work.mkdir(parents=True)
     (work / "toy.ipynb").write_text('{"cells": [{"cell_type": "code", "sou')
     (work / "timestamp.txt").write_text(IN_TIME)
+    release = notebook.read(find_assignment(course, ID).release("toy.ipynb"))
+    notebook.write(notebook.fill(release, {"double": SOLVED}), subs / "una" / ID / "toy.ipynb")
     graded = autograder(course, "grade", str(subs))
     assert graded.returncode == 0, graded.stderr
-    assert _rows(course)["zed"]["status"] == "unreadable"
+    rows = _rows(course)
+    assert rows["zed"]["status"] == "unreadable"
     with Formgrader(course) as server:
-        assert server.needs_grading(ID, "toy")["zed"] is False
+        waiting = server.needs_grading(ID, "toy")
+        assert waiting["zed"] is False and waiting["una"] is False
+    for student in ("zed", "una"):
+        assert rows[student]["explain"] == "0", rows[student]
+        page = (course / "grades" / "feedback" / f"{student}.html").read_text()
+        assert "awaiting a TA" not in page, student
     _grade_by_hand(course, {"ada": 1})
     again = autograder(course, "grade", str(subs))
     assert again.returncode == 0, again.stderr

@@ -137,7 +137,7 @@ def _held(
             continue
         if manual is not None:
             points[column] = float(manual)
-        elif column in columns.test_columns and auto is not None:
+        elif auto is not None:  # a test's, or a written answer left as released: 0, as nbgrader
             points[column] = float(auto)
         elif column not in columns.test_columns:
             points[column] = None  # a written answer no TA has graded yet
