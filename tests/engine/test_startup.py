@@ -56,6 +56,15 @@ def test_nbgrader_still_unpacks_archives_with_setuptools_imported_then(tmp_path)
     assert real.__doc__ != "imported when first used" and hasattr(real, "UnrecognizedFormat")
 
 
+def _probed(probe: str) -> str:
+    """What ``python -c probe`` printed, in a process of its own; it must succeed."""
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("collecting", [True, False])
 def test_what_a_command_loads_is_frozen_and_collection_goes_on_as_it_was(collecting):
@@ -70,11 +79,7 @@ def test_what_a_command_loads_is_frozen_and_collection_goes_on_as_it_was(collect
         "    import autograder.cli\n"
         "print(gc.isenabled(), gc.get_freeze_count())\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    enabled, frozen = done.stdout.split()
+    enabled, frozen = _probed(probe).split()
     assert enabled == str(collecting) and int(frozen) > 50_000  # nbgrader, nbconvert, numpy...
 
 
@@ -104,11 +109,7 @@ def test_a_module_waiting_for_its_first_use_is_the_real_one_when_used():
         "except ImportError:\n"
         "    print(' '.join(waiting))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert {"yaml", "requests", "soupsieve"} <= set(done.stdout.split())
+    assert {"yaml", "requests", "soupsieve"} <= set(_probed(probe).split())
 
 
 @pytest.mark.slow
