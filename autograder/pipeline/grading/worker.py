@@ -385,7 +385,7 @@ def warm_renderer(assignment: Assignment) -> feedback_page.Renderer | None:
     ``assignment`` and with pages; else None.
 
     The main process renders a page again where the gradebook says otherwise than the
-    worker's page (a notebook that could not be read, a TA's grade): with this
+    worker's page (a TA's grade or comment, a late penalty): with this
     renderer, not a cold one whose first page compiles the template and renders the
     release's cells anew (a quarter of a second).
     """
