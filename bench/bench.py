@@ -8,9 +8,16 @@ default all cores), checks that every test cell got the same points from all,
 and prints for each run its wall time and its CPU time, every process it
 started included (each run in a cgroup of its own, ``bench/cpu.py``), per
 submission too; then the CPU ratio (against the cheaper of stock's two runs,
-each a single run exposed to the machine's slow stretches), the wall ratios at equal cores and with
-stock on its one core, and our main process's own CPU per submission (and, of it,
-what each submission costs once the process has started: grading, recording).
+each a single run exposed to the machine's slow stretches), the wall ratios at
+equal cores and with stock on its one core, and our main process's own CPU per
+submission (and, of it, what each submission costs once the process has
+started: grading, recording).
+
+That CPU ratio sets our whole job (grades, a feedback page per student, a CSV,
+the class report) against stock's grading alone. Stock's split run therefore
+goes on, as a TA's would, to the outputs ``grade`` also makes:
+``nbgrader generate_feedback`` (the pages) and ``nbgrader export`` (a CSV), their
+CPU counted apart; the whole job's CPU ratio is printed beside the first.
 Both sides start with the assignment recorded in their gradebook, as a TA's
 course does: stock's ``nbgrader generate_assignment`` and our ``ensure_gradebook``
 run before the clock starts.
@@ -143,13 +150,24 @@ def _row(label, run, n):
     return f"{label:28}{run.seconds:7.1f} s{run.cpu:8.1f} s{run.cpu / n * 1000:8.0f} ms"
 
 
-def time_stock(submissions, assignment=None, jobs=1):
+def time_stock(submissions, assignment=None, jobs=1, whole_job=False):
     """Plain ``nbgrader autograde`` over the class, split over ``jobs`` processes (each a
-    scratch course of its own, as ``--student`` would split it): a :class:`Timed`."""
-    with CpuGroup("bench-stock") as group:
+    scratch course of its own, as ``--student`` would split it): a :class:`Timed`.
+
+    whole_job: then also what a TA runs after it for the outputs ``grade`` makes
+    (:class:`~autograder.tools.stock.FollowUp`: feedback pages, a CSV), counted
+    apart; returns ``(autograde alone, the whole job)``, two :class:`Timed`.
+    """
+    with CpuGroup("bench-stock") as group, CpuGroup("bench-stock-then") as after:
+        graded_at = []
+        then = stock.FollowUp(after.join, lambda: graded_at.append(time.perf_counter()))
         start = time.perf_counter()
-        graded = stock.autograde(submissions, jobs=jobs, assignment=assignment, join=group.join)
-        return Timed(time.perf_counter() - start, group.seconds(), graded)
+        graded = stock.autograde(submissions, jobs=jobs, assignment=assignment, join=group.join,
+                                 then=then if whole_job else None)  # fmt: skip
+        end = time.perf_counter()
+        alone = Timed((graded_at or [end])[0] - start, group.seconds(), graded)
+        whole = Timed(end - start, group.seconds() + after.seconds(), graded)
+    return (alone, whole) if whole_job else alone
 
 
 def time_ours(files, jobs, scratch, assignment=None, *extra):
@@ -395,7 +413,7 @@ def main():
     runs = [first, *(time_ours_fresh(files, args.jobs, assignment) for _ in range(args.repeat - 1))]
     stock_results = stock_run.results
     # stock split over as many processes as ours has workers: wall time at equal cores
-    stock_split = time_stock(submissions, assignment, jobs=args.jobs)
+    stock_split, stock_whole = time_stock(submissions, assignment, jobs=args.jobs, whole_job=True)
     differ = sorted(
         {s for run in runs for s in differing(stock_results, run.results, stock_results)}
     )
@@ -411,12 +429,16 @@ def main():
     print(f"{'':28}{'wall':>9}{'CPU':>10}{'CPU each':>11}")
     print(_row("stock, 1 process", stock_run, n))
     print(_row(f"stock, {args.jobs} processes", stock_split, n))
+    print(_row("stock, the whole job", stock_whole, n)
+          + f"  ({args.jobs} processes: autograde, generate_feedback, export)")  # fmt: skip
     print(_row(f"ours, {args.jobs} workers", ours, n) + f"  (median of {len(runs)} runs: {each})")
     # Stock's cheaper run: the machine's speed moves by a fifth within minutes, and one
     # slow stretch during a single stock run would flatter us by as much.
     cheaper = min(stock_run.cpu, stock_split.cpu)
     print(f"{'CPU ratio, stock / ours':28}: {cheaper / ours.cpu:.1f}x  "
           f"(stock's cheaper run, {cheaper / n * 1000:.0f} ms each)")  # fmt: skip
+    print(f"{'CPU ratio, the whole job':28}: {stock_whole.cpu / ours.cpu:.1f}x  "
+          "(grades, a page per student and a CSV on both sides)")  # fmt: skip
     print(f"{f'wall ratio, {args.jobs} cores each':28}: {stock_split.seconds / ours.seconds:.1f}x")
     print(f"{'wall ratio, stock on 1 core':28}: {stock_run.seconds / ours.seconds:.1f}x")
     main_each = statistics.median(r.main_each for r in runs)

@@ -15,7 +15,11 @@ cells, and of those the requests they make to the student's process with the
 calls it has the grader serve, the feedback page, the notebook written out),
 the rest of the worker's time, the student processes' time and the total;
 then what a worker pays once (its set-up, the release page rendered to warm
-the caches, its sandbox's start with the instructor's figures learned).
+the caches, its sandbox's start with the instructor's figures learned); last,
+what one turn with the student's process (a request and its reply) costs,
+measured by adding turns (:func:`_marginal_turn`), and how many a submission
+makes. It keeps to one CPU while it measures, with its sandbox and students,
+as a pool's worker does (:mod:`autograder.sandbox.cpus`).
 
     python bench/where.py [--students 60] [--record FILE]
 
@@ -54,7 +58,7 @@ from autograder.pipeline.grading import execute, sanitize, worker  # noqa: E402
 from autograder.pipeline.reports import feedback_page  # noqa: E402
 from autograder.pipeline.settings import GradingLimits  # noqa: E402
 from autograder.pipeline.submissions.collect import Submission  # noqa: E402
-from autograder.sandbox import launcher  # noqa: E402
+from autograder.sandbox import cpus, launcher  # noqa: E402
 from autograder.tools.nbgrader_cli import scratch_course  # noqa: E402
 from tests.lab import lab  # noqa: E402
 
@@ -122,6 +126,16 @@ class Steps:
                 setattr(owner, name, original)
 
 
+@contextlib.contextmanager
+def _one_cpu(allowed: set[int]) -> Iterator[None]:
+    """While the block runs, this process (and what it starts) keeps to one of ``allowed``."""
+    cpus.keep_to_one_cpu(0)
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, allowed)
+
+
 def _milliseconds(seconds: float, students: int) -> str:
     return f"{seconds / students * 1000:7.1f} ms"
 
@@ -141,7 +155,10 @@ def measure(students: int) -> list[str]:
         (name,) = chosen.notebooks
         arrived = datetime.now(UTC)
         todo = [Submission(sid, {name: data}, "", arrived) for sid, data in files.items()]
-        with CpuGroup("where") as group, group.inside():
+        allowed = os.sched_getaffinity(0)
+        # On one CPU, with its sandbox and students, as a pool's worker keeps (worker.start);
+        # the CPUs given back after, for a caller (a test) that goes on.
+        with CpuGroup("where") as group, group.inside(), _one_cpu(allowed):
 
             def elsewhere() -> float:  # CPU seconds of the group's other processes
                 return group.seconds() - time.process_time()
@@ -167,11 +184,12 @@ def measure(students: int) -> list[str]:
                 for submission in todo:
                     one.grade(submission)
             mine, theirs = time.process_time() - here, elsewhere() - there
+            time.sleep(0.2)  # the last student's exit is counted
+            theirs = elsewhere() - there
+            turn, turns = _marginal_turn(todo, one.grade, cost)
             if not frozen_before:  # a process that froze nothing keeps nothing frozen
                 gc.unfreeze()
             one.close()
-            time.sleep(0.2)  # the last student's exit is counted
-            theirs = elsewhere() - there
     missing = steps.never_ran()
     if missing:
         raise SystemExit(f"where.py: never ran: {', '.join(missing)} (out of date with the code?)")
@@ -192,7 +210,52 @@ def measure(students: int) -> list[str]:
     lines.append(f"  {'their cells, answers to tests, exit':38}{_milliseconds(rest, students)}")
     lines.append(f"{'in all':40}{_milliseconds(mine + theirs, students)}")
     lines.append("once per worker: " + ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in once))
+    lines.append(
+        f"a turn (a request to the student's process and its reply), marginal: "
+        f"{turn * 1e6:.0f} us; {turns:.0f} a submission, {turn * turns * 1000:.1f} ms of it"
+    )
     return lines
+
+
+#: no-op requests sent before each real one to find what a turn costs (:func:`_marginal_turn`)
+EXTRA_TURNS = 2
+
+
+def _marginal_turn(
+    todo: list[Submission],
+    grade: Callable[[Submission], Any],
+    cost: Callable[[Callable[[], Any]], tuple[Any, float]],
+) -> tuple[float, float]:
+    """``(CPU seconds one more turn costs, turns a submission)``, both processes counted.
+
+    A turn is a request from the worker to the student's process and its reply.
+    Where the worker and its student share a CPU, the kernel's split of their
+    time between the two is not what each spent (a process can be charged more
+    CPU than the wall time it took), so this is measured by the difference: the
+    class graded again as it is, then with :data:`EXTRA_TURNS` no-op requests
+    before each real one, the whole cgroup counted both times.
+    """
+    original = launcher.Student.request
+    sent = [0]
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        sent[0] += 1
+        return original(self, *args, **kwargs)
+
+    def doubled(self: Any, message: dict[str, Any], timeout: float, *rest: Any) -> Any:
+        for _ in range(EXTRA_TURNS):  # a name no student binds: the reply says "missing"
+            original(self, {"op": "lookup", "name": "__where_no_such_name__"}, timeout)
+        return original(self, message, timeout, *rest)
+
+    student: Any = launcher.Student  # its request replaced for the two passes
+    try:
+        student.request = counted
+        plain = cost(lambda: [grade(s) for s in todo])[1]
+        student.request = doubled
+        more = cost(lambda: [grade(s) for s in todo])[1]
+    finally:
+        student.request = original
+    return (more - plain) / (sent[0] * EXTRA_TURNS), sent[0] / len(todo)
 
 
 def main(argv: list[str] | None = None) -> int:

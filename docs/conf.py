@@ -31,6 +31,8 @@ def _bench_figures() -> dict[str, str]:
         "main_started_ms": r"ours, main process CPU +: \d+ ms per submission, of which (\d+) ms",
         "stock_ms": r"CPU ratio, stock / ours +: [\d.]+x +\(stock's cheaper run, (\d+) ms each\)",
         "ours_ms": r"ours, \d+ workers +[\d.]+ s +[\d.]+ s +(\d+) ms",
+        "stock_whole_ms": r"stock, the whole job +[\d.]+ s +[\d.]+ s +(\d+) ms",
+        "cpu_ratio_whole": r"CPU ratio, the whole job +: ([\d.]+)x",
     }
     figures = {}
     for name, pattern in found.items():

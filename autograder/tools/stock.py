@@ -22,7 +22,7 @@ from nbgrader.api import Gradebook
 from autograder.pipeline.course import notebook
 from autograder.pipeline.course.assignment import Assignment, find_assignment
 from autograder.pipeline.grading import score
-from autograder.tools.nbgrader_cli import run_nbgrader, scratch_course
+from autograder.tools.nbgrader_cli import NbgraderError, run_nbgrader, scratch_course
 
 
 @dataclass
@@ -42,6 +42,33 @@ class StockResult:
     def score(self) -> float:
         """Total autograded points earned."""
         return sum(self.points.values())
+
+
+@dataclass
+class FollowUp:
+    """The rest of a TA's job with stock once ``autograde`` is done, for the outputs
+    ``grade`` makes in one run: ``nbgrader generate_feedback`` (a page per student)
+    and ``nbgrader export`` (a CSV), in every scratch course, side by side.
+
+    join: run in each of those processes before it starts (a second cgroup counts
+    their CPU apart from autograde's); graded: called once, when every course has
+    finished ``autograde`` and before any follow-up starts (autograde's wall time ends).
+    """
+
+    join: Callable[[], None] | None = None
+    graded: Callable[[], None] | None = None
+
+
+def _follow_up(assignment: Assignment, students: list[str], then: FollowUp) -> None:
+    """Run ``then``'s commands in one graded scratch course; NbgraderError if one fails or
+    leaves a student without a page, or no CSV."""
+    root = assignment.root
+    run_nbgrader(root, "generate_feedback", assignment.id, "--force", join=then.join)
+    run_nbgrader(root, "export", join=then.join)
+    pages = {p.relative_to(root / "feedback").parts[0] for p in root.glob("feedback/*/*/*.html")}
+    missing = sorted(set(students) - pages)
+    if missing or not (root / "grades.csv").is_file():
+        raise NbgraderError(f"stock's follow-up left out pages for {missing} or the CSV")
 
 
 def prepare_course(assignment: Assignment, into: Path) -> Assignment:
@@ -100,6 +127,7 @@ def autograde(
     assignment: Assignment | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     join: Callable[[], None] | None = None,
+    then: FollowUp | None = None,
 ) -> dict[str, StockResult]:
     """Grade ``{key: notebook}`` (or ``{key: {notebook name: notebook}}``) with stock nbgrader.
 
@@ -109,7 +137,8 @@ def autograde(
     the course's only one by default. progress: called as stock starts on
     each submission, with its key, how many have started and how many there
     are. join: run in each ``nbgrader autograde`` process before it starts (a
-    benchmark's cgroup). Returns ``{key: StockResult}``.
+    benchmark's cgroup). then: the rest of a TA's job, run once all is graded
+    (:class:`FollowUp`). Returns ``{key: StockResult}``.
     """
     assignment = assignment or find_assignment()
     keys = {f"s{number:04d}": key for number, key in enumerate(sorted(submissions))}
@@ -139,10 +168,18 @@ def autograde(
                     progress(keys[student], len(begun), len(keys))
 
         with ThreadPoolExecutor(len(batches)) as pool:
-            parts = pool.map(
-                lambda pair: _grade_batch(
-                    pair[0], {s: by_student[s] for s in pair[1]}, started, join
-                ),
-                zip(courses, batches),
+            parts = list(
+                pool.map(
+                    lambda pair: _grade_batch(
+                        pair[0], {s: by_student[s] for s in pair[1]}, started, join
+                    ),
+                    zip(courses, batches),
+                )
             )
-            return {keys[student]: result for part in parts for student, result in part.items()}
+            if then is not None:
+                if then.graded is not None:
+                    then.graded()
+                list(
+                    pool.map(lambda pair: _follow_up(pair[0], pair[1], then), zip(courses, batches))
+                )
+        return {keys[student]: result for part in parts for student, result in part.items()}

@@ -5,6 +5,7 @@ Timings are not asserted (the machines are noisy); this only keeps
 """
 
 import importlib.util
+import os
 import re
 import subprocess
 import sys
@@ -69,6 +70,18 @@ def test_benchmark_runs_end_to_end(tmp_path):
         for m in re.findall(r"stock, \d+ process(?:es)? +[\d.]+ s +[\d.]+ s +(\d+) ms", done.stdout)
     ]
     assert len(each) == 2 and abs(int(ratio[2]) - min(each)) <= 1, (ratio[0], each)
+    # Stock's whole job (its split run, then its pages and CSV) costs more than its grading.
+    whole = re.search(
+        r"stock, the whole job +[\d.]+ s +([\d.]+) s +(\d+) ms +"
+        r"\(2 processes: autograde, generate_feedback, export\)",
+        done.stdout,
+    )
+    split = re.search(r"stock, 2 processes +[\d.]+ s +([\d.]+) s", done.stdout)
+    assert whole and split and float(whole[1]) > float(split[1]), done.stdout
+    ours = re.search(r"ours, 2 workers +[\d.]+ s +([\d.]+) s", done.stdout)
+    whole_ratio = re.search(r"CPU ratio, the whole job +: ([\d.]+)x +\(grades, a page", done.stdout)
+    assert ours and whole_ratio, done.stdout
+    assert abs(float(whole_ratio[1]) - float(whole[1]) / float(ours[1])) <= 0.1, done.stdout
     assert re.search(r"wall ratio, 2 cores each +: [\d.]+x", done.stdout)
     assert re.search(
         r"ours, main process CPU +: \d+ ms per submission, of which \d+ ms once started",
@@ -158,11 +171,13 @@ def test_where_the_cpu_goes_adds_up(tmp_path, capsys):
     """Does ``bench/where.py`` time every step, once per submission where it runs once, and
     do the worker's steps fit in its total (the rest is never negative)?"""
     record = tmp_path / "where.txt"
+    allowed = os.sched_getaffinity(0)
     assert _where().main(["--students", "2", "--record", str(record)]) == 0
+    assert os.sched_getaffinity(0) == allowed  # it keeps to one CPU while it measures only
     printed = capsys.readouterr().out
     assert record.read_text() == printed
     ms = {}
-    for line in printed.splitlines()[1:-1]:
+    for line in printed.splitlines()[1:-2]:
         found = re.fullmatch(r" *(.+?) +(-?[\d.]+) ms(?:  \((\d+) a submission\))?", line)
         assert found, line
         ms[found[1]] = float(found[2])
@@ -184,8 +199,17 @@ def test_where_the_cpu_goes_adds_up(tmp_path, capsys):
         ms["the worker process"] + ms["the student processes"], abs=0.2
     )
     assert re.fullmatch(
-        r"once per worker: set up a worker \d+ ms, .+ \d+ ms", printed.splitlines()[-1]
+        r"once per worker: set up a worker \d+ ms, .+ \d+ ms", printed.splitlines()[-2]
     )
+    # A turn's cost is measured by adding turns: as many as the requests counted above.
+    turn = re.fullmatch(
+        r"a turn \(a request to the student's process and its reply\), marginal: (-?\d+) us; "
+        r"(\d+) a submission, (-?[\d.]+) ms of it",
+        printed.splitlines()[-1],
+    )
+    requests = re.search(r"requests to the student +[\d.]+ ms +\((\d+) a submission\)", printed)
+    assert turn and requests and turn[2] == requests[1], printed
+    assert float(turn[3]) == pytest.approx(int(turn[1]) * int(turn[2]) / 1000, abs=0.2)
 
 
 def test_where_names_a_step_that_never_ran():
