@@ -127,8 +127,11 @@ class Steps:
 
 
 @contextlib.contextmanager
-def _one_cpu(allowed: set[int]) -> Iterator[None]:
-    """While the block runs, this process (and what it starts) keeps to one of ``allowed``."""
+def _one_cpu() -> Iterator[None]:
+    """While the block runs, this process (and what it starts) keeps to one CPU, as a
+    pool's worker does (``worker.start``); the CPUs it had are given back after, for a
+    caller (a test) that goes on."""
+    allowed = os.sched_getaffinity(0)
     cpus.keep_to_one_cpu(0)
     try:
         yield
@@ -155,10 +158,7 @@ def measure(students: int) -> list[str]:
         (name,) = chosen.notebooks
         arrived = datetime.now(UTC)
         todo = [Submission(sid, {name: data}, "", arrived) for sid, data in files.items()]
-        allowed = os.sched_getaffinity(0)
-        # On one CPU, with its sandbox and students, as a pool's worker keeps (worker.start);
-        # the CPUs given back after, for a caller (a test) that goes on.
-        with CpuGroup("where") as group, group.inside(), _one_cpu(allowed):
+        with CpuGroup("where") as group, group.inside(), _one_cpu():
 
             def elsewhere() -> float:  # CPU seconds of the group's other processes
                 return group.seconds() - time.process_time()
@@ -183,7 +183,7 @@ def measure(students: int) -> list[str]:
             with steps.watching():
                 for submission in todo:
                     one.grade(submission)
-            mine, theirs = time.process_time() - here, elsewhere() - there
+            mine = time.process_time() - here
             time.sleep(0.2)  # the last student's exit is counted
             theirs = elsewhere() - there
             turn, turns = _marginal_turn(todo, one.grade, cost)
