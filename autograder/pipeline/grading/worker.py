@@ -210,8 +210,10 @@ class Worker:
         except Exception as error:
             # If nbgrader takes the release with only these answers, the fault was in
             # the student's metadata (tampered); if not, it propagates: a grader_error.
+            # The answers come from the file again: the steps changed ``nb`` as they failed.
+            answers = sanitize.read(data)[0]
             rebuilt = sanitize.sanitize(
-                sanitize.rebuild(release, nb), steps, self.config, resources
+                sanitize.rebuild(release, answers), steps, self.config, resources
             )
             status = Status.TAMPERED
             unusable = f"nbgrader metadata unusable ({error}); graded the answers only"
