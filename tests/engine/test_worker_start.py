@@ -61,8 +61,13 @@ def test_workers_start_from_what_the_main_process_prepared(tmp_path, monkeypatch
     )  # fmt: skip
     path = list(sys.path)
     monkeypatch.setattr(worker, "_prepared", None)
+    dialects = []
+    load_dialect = worker.internals.load_dialect
+    monkeypatch.setattr(worker.internals, "load_dialect", lambda url: dialects.append(url))
     worker.prepare(settings)
     assert sys.path == path and worker._prepared is not None  # nothing of the course here
+    assert dialects == [settings.db_url]  # imported before the fork, not in each worker
+    monkeypatch.setattr(worker.internals, "load_dialect", load_dialect)
     fork = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(1, fork, worker.start, (settings,)) as pool:
         assert pool.submit(_started_from_prepared).result(timeout=120) == (True, True, True)
@@ -121,3 +126,21 @@ def test_each_worker_and_its_students_keep_to_a_cpu_of_their_own(tmp_path, monke
     cpus_taken = sorted(mine[0] for mine, _ in seen.values())
     assert cpus_taken == allowed[:2]  # one each, in turn
     assert all(mine == [mine[0]] and said == str(mine) for mine, said in seen.values())
+
+
+def test_the_gradebooks_dialect_is_imported_before_the_workers_fork(tmp_path):
+    """Does ``load_dialect`` import SQLAlchemy's sqlite dialect, and shrug off a bad URL?"""
+    import subprocess
+
+    probe = (
+        "import sys\n"
+        "from autograder.pipeline.course import internals\n"
+        "before = 'sqlalchemy.dialects.sqlite' in sys.modules\n"
+        "internals.load_dialect('no-such-scheme://x')\n"
+        f"internals.load_dialect('sqlite:///{tmp_path}/gradebook.db')\n"
+        "print(before, 'sqlalchemy.dialects.sqlite' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["False", "True"]
+    assert not (tmp_path / "gradebook.db").exists()  # imported only: nothing opened

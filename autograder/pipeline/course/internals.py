@@ -53,6 +53,7 @@ from nbgrader.preprocessors import (
     OverwriteKernelspec,
     SaveAutoGrades,
 )
+from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SAWarning
 from traitlets.config import Config
 from traitlets.utils.importstring import import_item
@@ -146,6 +147,20 @@ def record_assignment(coursedir: CourseDirectory, config: Config) -> None:
             raise UserError(f"could not set up the gradebook: {log.getvalue().strip()}") from None
         finally:
             coursedir.release_directory = release
+
+
+def load_dialect(db_url: str) -> None:
+    """Import the SQLAlchemy dialect of the database at ``db_url`` now.
+
+    SQLAlchemy imports a dialect when its first engine connects (sqlite's, with
+    its async variants, about 9 ms): done by the process that forks the
+    workers, before it forks them, each worker starts with it. An unknown
+    scheme is left for opening the gradebook to report.
+    """
+    try:
+        make_url(db_url).get_dialect()
+    except Exception:
+        pass
 
 
 @contextlib.contextmanager
