@@ -113,14 +113,32 @@ def quietly(fn, *args, expect=()):
     return _guarded(fn, copy.deepcopy(args), expect)
 
 
+#: arrays :func:`random_arrays` drew, by seed and shapes: at most this many draws are kept
+MAX_DRAWN = 256
+_drawn = {}
+
+
 def random_arrays(seed, *shapes):
     """Standard-normal arrays of the given shapes from one fixed seed.
 
     The same seed always gives the same arrays, so a submission always gets
-    the same score.
+    the same score. Each seed and shapes are drawn once in a process (making
+    the generator costs more than drawing), and every call gets copies of its
+    own, so a test that changes them in place changes nothing for the next.
     """
-    rng = np.random.default_rng(seed)
-    return [rng.normal(size=shape) for shape in shapes]
+    try:
+        drawn = _drawn.get((seed, shapes))
+    except TypeError:  # a shape given as a list: not a key, drawn afresh
+        drawn = None
+    if drawn is None:
+        rng = np.random.default_rng(seed)
+        drawn = [rng.normal(size=shape) for shape in shapes]
+        try:
+            if len(_drawn) < MAX_DRAWN:
+                _drawn[(seed, shapes)] = drawn
+        except TypeError:
+            pass
+    return [array.copy() for array in drawn]
 
 
 def _as_array(got, what):

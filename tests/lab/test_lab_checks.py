@@ -157,3 +157,17 @@ def test_a_cause_is_looked_for_only_when_the_check_fails(lab_checks):
     with pytest.raises(AssertionError, match=r"got \(3,\): The scores are not scaled\.$"):
         lab_checks.check_shape(np.ones(3), (2, 2), "f", hint=cause)
     assert len(called) == 2
+
+
+def test_random_arrays_are_the_seeds_draws_and_each_calls_own(lab_checks):
+    """Drawn once per seed and shapes, are they still the generator's draws, and copies?"""
+    shapes = ((3, 4), (4, 2), 5)
+    rng = np.random.default_rng(801)
+    fresh = [rng.normal(size=shape) for shape in shapes]
+    first = lab_checks.random_arrays(801, *shapes)
+    first[0] *= 40  # a test that changes its inputs in place
+    again = lab_checks.random_arrays(801, *shapes)
+    assert all(np.array_equal(a, b) for a, b in zip(again, fresh, strict=True))
+    assert (801, shapes) in lab_checks._drawn
+    listed = lab_checks.random_arrays(801, [3, 4])  # a list is no key: drawn afresh
+    assert np.array_equal(listed[0], fresh[0])
