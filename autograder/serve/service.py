@@ -238,15 +238,16 @@ class Service:
         context = multiprocessing.get_context("fork")
         worker.prepare(self.worker_settings)  # the state each worker starts from, built once
         numbered = (self.worker_settings, cpus.WorkerNumbers(context))
-        pool = ProcessPoolExecutor(self.jobs, context, worker.start, numbered)
-        why_not = [f.result() for f in [pool.submit(worker.ready) for _ in range(self.jobs)]]
+        # Held before the workers are waited for: a stop that comes while they start
+        # (Ctrl-C, SIGTERM) stops them too, rather than leaving them for the exit to wait on.
+        self.pool = ProcessPoolExecutor(self.jobs, context, worker.start, numbered)
+        why_not = [f.result() for f in [self.pool.submit(worker.ready) for _ in range(self.jobs)]]
         if why_not and all(why_not):
-            pool.shutdown(wait=False, cancel_futures=True)
+            self.stop_pool()
             raise UserError(
                 f"the sandbox could not start, so no one can be graded: {why_not[0]} "
                 "(check the grader's installation; --no-sandbox runs only code you trust)"
             )
-        self.pool = pool
 
     def restart_pool(self) -> None:
         """Workers afresh, after one died (the sandboxes of the others are stopped too)."""
@@ -255,10 +256,10 @@ class Service:
         self.start_pool()
 
     def stop_pool(self) -> None:
-        """Stop the workers now: what they grade is graded again later."""
-        if self.pool is None:
-            return
-        self.pool.shutdown(wait=False, cancel_futures=True)
+        """Stop the workers now: what they grade is graded again later. Every worker this
+        process forked is killed, whichever pool it was started for."""
+        if self.pool is not None:
+            self.pool.shutdown(wait=False, cancel_futures=True)
         for child in multiprocessing.active_children():
             child.kill()
         self.pool = None

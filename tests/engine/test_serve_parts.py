@@ -246,3 +246,31 @@ def test_a_hand_in_is_copied_within_bounds(tmp_path, monkeypatch):
     monkeypatch.setattr(inbound, "MAX_ENTRIES", 4)
     sub = inbound.stage(hand_in, tmp_path / "staged", find_assignment(course))
     assert any("only the first" in note for note in sub.notes)
+
+
+def _sleep_long() -> None:
+    import time
+
+    time.sleep(600)
+
+
+def test_stopping_kills_every_worker_even_of_a_pool_still_starting():
+    """Interrupted while a new pool's workers start (it is not the service's pool yet, or no
+    longer), does stopping still kill every worker it forked, so the exit waits on none?"""
+    import multiprocessing
+    from types import SimpleNamespace
+
+    from autograder.serve.service import Service
+
+    context = multiprocessing.get_context("fork")
+    orphan = context.Process(target=_sleep_long)
+    orphan.start()
+    service = SimpleNamespace(pool=None)
+    try:
+        Service.stop_pool(service)  # type: ignore[arg-type]
+        orphan.join(timeout=10)
+        assert orphan.exitcode is not None and orphan.exitcode < 0  # killed, not timed out
+        assert service.pool is None
+    finally:
+        if orphan.is_alive():
+            orphan.kill()
