@@ -374,9 +374,9 @@ def prepare(settings: WorkerSettings) -> None:
     template, the gradebook's database dialect: built (or imported) once, in the
     process that forks the pool, rather than once in every worker. No sandbox is
     started and this process's ``sys.path`` is left as it is; each worker takes its
-    copy's process itself. Called before each pool is
-    forked, it reads the assignment afresh: a long-lived process (``serve``) forks
-    new workers when the assignment changed.
+    copy's process itself. Called before each pool is forked, it reads the
+    assignment afresh: a long-lived process (``serve``) forks new workers when the
+    assignment changed.
     """
     global _prepared
     internals.load_dialect(settings.db_url)
