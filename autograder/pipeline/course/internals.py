@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import jinja2
 import jsonschema
 import nbgrader
 import nbgrader.api
@@ -609,8 +610,9 @@ class FeedbackExporter(HTMLExporter):
     (the feedback page passes :func:`~autograder.pipeline.reports.markup.safe_markdown_html`).
     nbconvert 7.17's last step, a BeautifulSoup pass that costs as much as the
     rest of the page, only adds alt text to images and ``tabindex`` to cells;
-    two substitutions do the same. Uses the exporter's private
-    ``_init_resources`` and ``_nb_metadata``.
+    two substitutions do the same. ``kept``: where compiled templates are kept
+    between runs (:mod:`~autograder.pipeline.reports.template_cache`). Uses the
+    exporter's private ``_init_resources`` and ``_nb_metadata``.
     """
 
     #: outputs nbconvert gives a fresh id on every page: a cell holding one is never reused
@@ -618,12 +620,25 @@ class FeedbackExporter(HTMLExporter):
     #: characters of a cell's HTML, at most, that are remembered (a page's cells: 1,400 median)
     MAX_CELL_HTML = 32 * 2**10
 
-    def __init__(self, make_cache: Any, clean: Callable[[str], str], **kwargs: Any) -> None:
+    def __init__(
+        self,
+        make_cache: Any,
+        clean: Callable[[str], str],
+        kept: jinja2.BytecodeCache | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self._kept = kept  # before nbconvert makes its environment, in super().__init__
         super().__init__(**kwargs)
         self._clean = clean
         self._markdown, self._code, self._cells = make_cache(), make_cache(), make_cache()
         self._css: dict[tuple[int, Any], list[str]] = {}  # (preprocessor, config_dir) -> header
         self._highlight = Highlight2HTML(pygments_lexer="ipython3", parent=self)
+
+    def _create_environment(self) -> jinja2.Environment:
+        """nbconvert's environment, keeping what it compiles in ``kept`` (if given)."""
+        environment = super()._create_environment()
+        environment.bytecode_cache = self._kept
+        return environment
 
     def _preprocess(self, nb: Any, resources: Any) -> tuple[Any, Any]:
         """The enabled preprocessors in turn, on ``nb`` and ``resources`` themselves.

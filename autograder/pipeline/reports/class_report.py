@@ -38,6 +38,7 @@ from markupsafe import Markup
 from autograder.pipeline.course import dependencies, notebook
 from autograder.pipeline.course.assignment import HIDDEN_TESTS
 from autograder.pipeline.course.notebook import Columns
+from autograder.pipeline.reports import template_cache
 from autograder.pipeline.results import Outcome
 
 FLAG_EASY = 0.95  #: pass rate at or above: almost everyone passes
@@ -409,6 +410,7 @@ def _template() -> jinja2.Template:
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        bytecode_cache=template_cache.kept_templates(),
     )
     environment.filters["pct"] = lambda share: "–" if share is None else f"{100 * share:.0f}%"
     return environment.get_template("report.html.j2")

@@ -26,7 +26,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from autograder.pipeline.course import internals, notebook
 from autograder.pipeline.course.assignment import Assignment
 from autograder.pipeline.course.notebook import Columns
-from autograder.pipeline.reports import markup
+from autograder.pipeline.reports import markup, template_cache
 
 MAX_SHOWN_SOURCE = 64 * 2**10  #: characters of one cell's text shown on the page
 CACHED_ENTRIES = 512  #: rendered cells remembered per process
@@ -259,7 +259,10 @@ class Renderer:
         # Student outputs may carry HTML; a <script> must not run in a TA's browser.
         template.HTMLExporter.sanitize_html = True
         self.exporter = internals.FeedbackExporter(
-            BoundedCache, markup.safe_markdown_html, config=template
+            BoundedCache,
+            markup.safe_markdown_html,
+            template_cache.kept_templates(),
+            config=template,
         )
         for step in internals.feedback_steps(config):
             if issubclass(step, internals.GRADES_FROM_GRADEBOOK):

@@ -1,0 +1,134 @@
+"""Are compiled page templates kept between runs, and never trusted when they should not be?"""
+
+import os
+
+import jinja2
+import pytest
+
+from autograder.pipeline.course.notebook import Columns
+from autograder.pipeline.errors import Status
+from autograder.pipeline.reports import class_report, feedback_page, template_cache
+from autograder.pipeline.results import Graded
+
+from . import toy
+
+
+@pytest.fixture
+def cache_home(tmp_path, monkeypatch):
+    """A cache folder of the test's own, in place of the user's; its templates folder."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    template_cache.kept_templates.cache_clear()
+    yield tmp_path / "cache" / template_cache.FOLDER
+    template_cache.kept_templates.cache_clear()
+
+
+@pytest.fixture
+def compiled(monkeypatch):
+    """The names of the templates jinja2 compiles from their text, in order."""
+    names = []
+    original = jinja2.Environment.compile
+
+    def compile(self, source, name=None, filename=None, *args, **kwargs):
+        names.append(name)
+        return original(self, source, name, filename, *args, **kwargs)
+
+    monkeypatch.setattr(jinja2.Environment, "compile", compile)
+    return names
+
+
+def _page(assignment):
+    nb = toy.notebook(*toy.DOUBLE)
+    graded = Graded("ada", "", Status.OK, "", {}, {}, {})
+    return feedback_page.Renderer(assignment).render(
+        "ada", {"toy.ipynb": nb}, Columns({"toy.ipynb": nb}), {}, graded
+    )
+
+
+def test_the_feedback_page_compiles_once_across_runs(tmp_path, cache_home, compiled):
+    """Does a second renderer (a later run) load every template compiled by the first, and
+    give the same page?"""
+    assignment = toy.assignment(tmp_path / "course")
+    first = _page(assignment)
+    assert "index.html.j2" in compiled and "feedback/index.html.j2" in compiled, compiled
+    assert list(cache_home.iterdir())
+    compiled.clear()
+    assert _page(assignment) == first
+    assert compiled == []
+
+
+def test_the_class_report_compiles_once_across_runs(cache_home, compiled):
+    """Is the class report's template kept too?"""
+    class_report._template()
+    assert compiled == ["report.html.j2"]
+    class_report._template()
+    assert compiled == ["report.html.j2"]
+
+
+def _render(folder, cache):
+    environment = jinja2.Environment(loader=jinja2.FileSystemLoader(folder), bytecode_cache=cache)
+    return environment.get_template("t.j2").render(who="Ada")
+
+
+def test_a_changed_template_is_compiled_again(tmp_path, cache_home):
+    """Is a template whose text changed since it was kept compiled afresh, never served stale?"""
+    (tmp_path / "t.j2").write_text("hello {{ who }}")
+    assert _render(tmp_path, template_cache.kept_templates()) == "hello Ada"
+    (tmp_path / "t.j2").write_text("goodbye {{ who }}")
+    assert _render(tmp_path, template_cache.kept_templates()) == "goodbye Ada"
+
+
+@pytest.mark.parametrize("damage", [b"", b"j2 not jinja", b"\x00" * 40, b"half", b"garbled"])
+def test_a_damaged_file_is_compiled_again(tmp_path, cache_home, compiled, damage):
+    """Does a kept file that is empty, foreign or truncated cost a compile, not the page?"""
+    (tmp_path / "t.j2").write_text("hello {{ who }}")
+    _render(tmp_path, template_cache.kept_templates())
+    kept = template_cache.kept_templates().directory
+    for entry in os.scandir(kept):
+        with open(entry.path, "r+b") as handle:
+            good = handle.read()
+            handle.seek(0)
+            handle.truncate()
+            magic = len(jinja2.bccache.bc_magic)
+            handle.write(
+                {b"half": good[: len(good) // 2], b"garbled": good[:magic] + b"\xff" * 30}.get(
+                    damage, damage
+                )
+            )
+    compiled.clear()
+    assert _render(tmp_path, template_cache.kept_templates()) == "hello Ada"
+    assert compiled == ["t.j2"]
+
+
+def test_a_folder_gone_from_under_the_cache_still_renders(tmp_path, cache_home):
+    """Is a kept file that cannot be written (its folder gone) no more than a miss?"""
+    (tmp_path / "t.j2").write_text("hello {{ who }}")
+    cache = template_cache.kept_templates()
+    cache.directory = str(tmp_path / "gone")
+    assert _render(tmp_path, cache) == "hello Ada"
+
+
+def test_no_cache_in_a_folder_others_may_write_in(cache_home):
+    """Is a templates folder that group or others may write in left unused?"""
+    cache_home.mkdir(parents=True)
+    cache_home.chmod(0o777)
+    assert template_cache.kept_templates() is None
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a folder to another user needs root")
+def test_no_cache_in_a_folder_another_user_owns(cache_home):
+    """Is a templates folder owned by someone else left unused (its code would run here)?"""
+    cache_home.mkdir(parents=True, mode=0o700)
+    os.chown(cache_home, 65534, 65534)
+    assert template_cache.kept_templates() is None
+
+
+def test_no_cache_where_the_folder_cannot_be_made(tmp_path, monkeypatch):
+    """Without a usable cache folder (here a file stands in its way), are pages still made?"""
+    (tmp_path / "cache").write_text("a file, not a folder")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    template_cache.kept_templates.cache_clear()
+    try:
+        assert template_cache.kept_templates() is None
+        assert "Score" in _page(toy.assignment(tmp_path / "course"))
+    finally:
+        template_cache.kept_templates.cache_clear()
