@@ -503,7 +503,9 @@ class SourceCells:
     three queries each, and a new database connection per notebook). The
     source does not change during a run, and each run's workers read their own
     copy of the gradebook, so the answers are remembered per gradebook URL.
-    Missing cells are remembered too (and raise ``MissingEntry`` as nbgrader's do).
+    A notebook's cells are read together, with the notebook's own collections
+    (a few queries, not two a cell); a cell it does not have is remembered as
+    missing and raises ``MissingEntry``, as nbgrader's lookups do.
     """
 
     _open: dict[str, SourceCells] = {}
@@ -511,6 +513,8 @@ class SourceCells:
     def __init__(self, db_url: str) -> None:
         self.gradebook = Gradebook(db_url)
         self.found: dict[tuple[str, ...], Any] = {}
+        self.read_whole: set[tuple[str, str]] = set()  # (notebook, assignment) looked for
+        self.whole: set[tuple[str, str]] = set()  # ... and found: every cell of it is known
 
     @classmethod
     def of(cls, db_url: str) -> SourceCells:
@@ -533,11 +537,39 @@ class SourceCells:
     def find_notebook(self, notebook: str, assignment: str) -> Any:
         return self._remember("find_notebook", notebook, assignment)
 
+    def _read_whole(self, notebook: str, assignment: str) -> None:
+        """Remember every source and graded cell of a notebook, from its collections.
+
+        A graded cell is a grade cell or, for a name no grade cell has, a task cell
+        (as nbgrader's ``find_graded_cell`` looks). Nothing, if the gradebook has no
+        such notebook: each lookup then asks the gradebook (and finds nothing).
+        """
+        if (notebook, assignment) in self.read_whole:
+            return
+        self.read_whole.add((notebook, assignment))
+        try:
+            found = self.find_notebook(notebook, assignment)
+        except nbgrader.api.MissingEntry:
+            return
+        graded = {c.name: c for c in found.task_cells} | {c.name: c for c in found.grade_cells}
+        for cell in found.source_cells:
+            self.found[("find_source_cell", cell.name, notebook, assignment)] = cell
+        for name, cell in graded.items():
+            self.found[("find_graded_cell", name, notebook, assignment)] = cell
+        self.whole.add((notebook, assignment))
+
+    def _cell(self, name: str, *key: str) -> Any:
+        notebook, assignment = key[1:]
+        self._read_whole(notebook, assignment)
+        if (notebook, assignment) in self.whole:  # all its cells are known: not one is missing
+            self.found.setdefault((name, *key), None)
+        return self._remember(name, *key)
+
     def find_source_cell(self, name: str, notebook: str, assignment: str) -> Any:
-        return self._remember("find_source_cell", name, notebook, assignment)
+        return self._cell("find_source_cell", name, notebook, assignment)
 
     def find_graded_cell(self, name: str, notebook: str, assignment: str) -> Any:
-        return self._remember("find_graded_cell", name, notebook, assignment)
+        return self._cell("find_graded_cell", name, notebook, assignment)
 
 
 class OverwriteCellsFromMemory(OverwriteCells):
