@@ -17,6 +17,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from autograder.pipeline.course.assignment import find_assignment
 from autograder.pipeline.course.gradebook import ensure_gradebook
 from autograder.pipeline.errors import Status
 from autograder.pipeline.grading import worker
@@ -34,6 +35,15 @@ def _started_from_prepared() -> tuple[bool, bool, bool]:
     assert worker._worker is not None
     helpers = str(worker._worker.assignment.source_dir) in sys.path
     return worker._worker is worker._prepared, helpers, gc.get_freeze_count() > 10_000
+
+
+def _test_cells_compiled_here() -> int:
+    """In a pool worker: how many of its source's test cells it had to compile itself."""
+    assert worker._worker is not None
+    before = worker.execute._compiled.cache_info().misses
+    for cell in filter(worker.notebook.is_test, worker._worker.sources["toy.ipynb"].cells):
+        worker.execute.compiled_test(cell)
+    return worker.execute._compiled.cache_info().misses - before
 
 
 def _renders_only_the_students_own_cells() -> list[str]:
@@ -71,6 +81,7 @@ def test_workers_start_from_what_the_main_process_prepared(tmp_path, monkeypatch
     fork = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(1, fork, worker.start, (settings,)) as pool:
         assert pool.submit(_started_from_prepared).result(timeout=120) == (True, True, True)
+        assert pool.submit(_test_cells_compiled_here).result(timeout=120) == 0
         # the page's shared cells were rendered once, before the fork: a worker's first
         # page renders what is the student's own
         own = pool.submit(_renders_only_the_students_own_cells).result(timeout=120)
@@ -144,3 +155,20 @@ def test_the_gradebooks_dialect_is_imported_before_the_workers_fork(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["False", "True"]
     assert not (tmp_path / "gradebook.db").exists()  # imported only: nothing opened
+
+
+def test_a_test_cell_that_does_not_compile_fails_in_the_notebooks_not_before(tmp_path):
+    """Does a source test cell with a syntax error leave the workers' start alone (each
+    student's notebook shows the error, as before)?"""
+    broken = [*toy.DOUBLE[:2], toy.cell("assert double(2) ==", "test_broken", "test", 1)]
+    toy.write_course(tmp_path / "course", "toy-1", {"toy.ipynb": broken})
+    toy.write_notebook(broken, tmp_path / "course" / "release" / "toy-1" / "toy.ipynb")
+    assignment = find_assignment(tmp_path / "course")
+    settings = worker.WorkerSettings(
+        str(assignment.root), assignment.id, f"sqlite:///{tmp_path / 'gradebook.db'}",
+        GradingLimits(timeout=10, sandbox=False),
+    )  # fmt: skip
+    prepared = worker.Worker(settings, this_process=False)
+    prepared.fill_caches(pages=False)
+    with pytest.raises(SyntaxError):
+        worker.execute.compiled_test(broken[2])

@@ -372,6 +372,12 @@ def _compiled(source: str, name: str) -> Any:
     return compile(source, name, "exec")
 
 
+def compiled_test(cell: Any) -> Any:
+    """The code object of an instructor's ``cell``, as :func:`run_trusted_cell` runs it
+    (a SyntaxError, or ValueError for a null byte, raises and is not remembered)."""
+    return _compiled(cell.source, f"<{notebook.grade_id(cell)}>")
+
+
 def run_trusted_cell(run: Execution, cell: Any) -> list[Any]:
     """Run an instructor's cell (a test, or a read-only cell) in this process."""
     outputs: list[Any] = []
@@ -382,7 +388,7 @@ def run_trusted_cell(run: Execution, cell: Any) -> list[Any]:
     )
     with contextlib.redirect_stdout(streams[0]), contextlib.redirect_stderr(streams[1]):
         try:
-            exec(_compiled(cell.source, f"<{notebook.grade_id(cell)}>"), run.namespace)
+            exec(compiled_test(cell), run.namespace)
         except _CellTimedOut:
             run.timed_out.append(notebook.grade_id(cell))
             outputs.append(_error(*TIMEOUT_ERROR))

@@ -10,6 +10,7 @@ The worker never writes anything: it returns a
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import gc
 import logging
@@ -143,12 +144,18 @@ class Worker:
         """Do once what every submission shares, so no worker pays for it with its first.
 
         The cell metadata of the release and the source checked (what a student's
-        cells carry unless they broke it), the release's cells written as text,
-        and, with ``pages``, the feedback template compiled and the release
-        rendered as a page. Called before workers fork, it is done once for them all.
+        cells carry unless they broke it), the test cells compiled as they run here,
+        the release's cells written as text, and, with ``pages``, the feedback
+        template compiled and the release rendered as a page. Called before workers
+        fork, it is done once for them all.
         """
         for nb in [*self.release.values(), *self.sources.values()]:
             internals.RememberingValidator().validate_nb(nb)
+        for nb in self.sources.values():
+            for cell in filter(notebook.is_test, nb.cells):
+                # One that does not compile fails in each student's notebook, as it runs.
+                with contextlib.suppress(SyntaxError, ValueError):
+                    execute.compiled_test(cell)
         for nb in self.release.values():  # its prose and read-only cells are every notebook's
             self.texts.writes(nb)
         if pages:  # the release: its prose and tests are every page's, its stubs many a page's
