@@ -183,7 +183,7 @@ def check_close(got, expected, what, hint="", rtol=1e-6, atol=1e-9):
     expected = np.asarray(expected, dtype=float)
     check_shape(got, expected.shape, what, hint)
     got = _as_array(got, what)
-    if np.all(np.isfinite(got)) and np.allclose(got, expected, rtol=rtol, atol=atol):
+    if np.isfinite(got).all() and _allclose(got, expected, rtol, atol):
         return  # nan and inf are never right: np.allclose takes inf as equal to inf
     error = np.abs(got - expected)
     error = np.where(np.isnan(error), np.inf, error)
@@ -200,6 +200,19 @@ def check_close(got, expected, what, hint="", rtol=1e-6, atol=1e-9):
         f"{what}: wrong values{reason}; the worst is at index {index}, "
         f"got {got[where]:.4g}, expected {expected[where]:.4g}"
     )
+
+
+def _allclose(a, b, rtol, atol):
+    """``np.allclose(a, b, rtol=rtol, atol=atol)`` for float arrays of one shape.
+
+    Where both are finite, numpy's own test (``|a - b| <= atol + rtol * |b|``)
+    without its broadcasting and special cases: a tenth of the time, and the
+    tests check a hundred arrays a notebook.
+    """
+    if np.isfinite(a).all() and np.isfinite(b).all():
+        with np.errstate(over="ignore", invalid="ignore"):
+            return bool((np.abs(a - b) <= atol + rtol * np.abs(b)).all())
+    return bool(np.allclose(a, b, rtol=rtol, atol=atol))
 
 
 def _same(old, new):
@@ -317,7 +330,7 @@ def _matches(given, known):
         given, known = np.asarray(given, dtype=float), np.asarray(known, dtype=float)
     except (TypeError, ValueError):
         return False
-    return given.shape == known.shape and np.allclose(given, known, rtol=1e-9, atol=1e-12)
+    return given.shape == known.shape and _allclose(given, known, 1e-9, 1e-12)
 
 
 class NotExpected(AssertionError):

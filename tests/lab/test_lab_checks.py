@@ -171,3 +171,23 @@ def test_random_arrays_are_the_seeds_draws_and_each_calls_own(lab_checks):
     assert (801, shapes) in lab_checks._drawn
     listed = lab_checks.random_arrays(801, [3, 4])  # a list is no key: drawn afresh
     assert np.array_equal(listed[0], fresh[0])
+
+
+def test_the_quick_allclose_is_numpys(lab_checks):
+    """Does ``_allclose`` decide as ``np.allclose`` does, for arrays near the tolerance, with
+    nan and inf, and at the ends of the float range?"""
+    rng = np.random.default_rng(8)
+    specials = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e308, -1e308, 5e-324]
+    for trial in range(3000):
+        shape = tuple(rng.integers(0, 4, size=rng.integers(0, 3)))
+        b = rng.normal(size=shape) * 10.0 ** rng.integers(-12, 12)
+        rtol, atol = [(1e-6, 1e-9), (1e-9, 1e-12), (1e-5, 1e-8)][trial % 3]
+        scale = atol + rtol * np.abs(b)
+        a = b + rng.choice([-1.0, 1.0], size=shape) * scale * rng.choice([0.5, 1.0, 1.5, 2.0])
+        if trial % 4 == 0 and a.size:
+            a.flat[rng.integers(a.size)] = rng.choice(specials)
+        if trial % 5 == 0 and b.size:
+            b.flat[rng.integers(b.size)] = rng.choice(specials)
+        with np.errstate(all="ignore"):
+            expected = bool(np.allclose(a, b, rtol=rtol, atol=atol))
+        assert lab_checks._allclose(a, b, rtol, atol) == expected, (a, b, rtol, atol)
