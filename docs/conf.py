@@ -49,7 +49,10 @@ myst_substitutions = _bench_figures()
 nitpicky = True
 nitpick_ignore_regex = [
     # base classes from the standard library and other projects: not documented here
-    (r"py:class", r"(ctypes|collections|datetime|enum|io|jinja2|tqdm|nbconvert|nbgrader|traitlets)\..*"),
+    (
+        r"py:class",
+        r"(ctypes|collections|datetime|enum|io|jinja2|tqdm|nbconvert|nbgrader|traitlets)\..*",
+    ),
     (r"py:class", r".*\._\w+"),  # a private base class
 ]
 autodoc_typehints = "none"  # the docstrings say what shapes and units mean
