@@ -4,13 +4,16 @@ The notebook is built in the test: one answer, one passing and one failing
 test cell, and a written answer, so a broken stage fails here by name.
 """
 
+import copy
+import json
+
 import nbformat
 import pytest
 from nbconvert.exporters import HTMLExporter
 from nbgrader.api import Gradebook
 
 from autograder.pipeline import results
-from autograder.pipeline.course import gradebook, internals
+from autograder.pipeline.course import gradebook, internals, notebook
 from autograder.pipeline.course.notebook import Columns
 from autograder.pipeline.errors import Status
 from autograder.pipeline.grading import score
@@ -249,3 +252,27 @@ def test_a_page_is_what_nbconverts_own_preprocessing_makes(executed, assignment,
     monkeypatch.setattr(internals.FeedbackExporter, "_preprocess", HTMLExporter._preprocess)
     theirs = feedback_page.Renderer(assignment)
     assert [theirs.render(s, {"n.ipynb": executed}, columns, points, ok) for s in "ab"] == ours
+
+
+def test_warming_up_highlights_the_code_and_renders_only_the_prose(assignment):
+    """Does the warm-up leave every release code cell's text highlighted, and render whole
+    only the cells a student's page can share (its prose), not code a page never shows as
+    released?"""
+    release = notebook.read(assignment.release("toy.ipynb"))
+    release.cells.insert(0, nbformat.v4.new_markdown_cell("# Doubling", id="intro"))
+    renderer = feedback_page.Renderer(assignment)
+    renderer.warm_up({"toy.ipynb": release}, Columns({"toy.ipynb": release}))
+    exporter = renderer.exporter
+    code = [c for c in release.cells if c.cell_type == "code"]
+    assert code and all((c.source, None) in exporter._code for c in code)
+    rendered = [json.loads(key)[0]["cell_type"] for key in exporter._cells]
+    assert rendered == ["markdown"]
+    # a student's page then highlights only what the student wrote
+    nb = copy.deepcopy(release)
+    nb.cells[1].source = "def double(v):\n    return 4 * v / 2"
+    fresh = []
+    highlight = exporter._highlight
+    exporter._highlight = lambda source, *args: fresh.append(source) or highlight(source, *args)
+    graded = Graded("ada", "", Status.OK, "", {}, {}, {})
+    renderer.render("ada", {"toy.ipynb": nb}, Columns({"toy.ipynb": nb}), {}, graded)
+    assert fresh == [nb.cells[1].source]

@@ -726,6 +726,10 @@ class FeedbackExporter(HTMLExporter):
             lambda: self._clean(super(FeedbackExporter, self).markdown2html(context, source)),
         )
 
+    def highlighted(self, source: str, metadata: Any = None) -> str:
+        """A code cell's text as the page's template highlights it, remembered for every page."""
+        return self._highlight_cached(source, None, metadata)
+
     def _highlight_cached(self, source: str, language: Any = None, metadata: Any = None) -> str:
         return self._code.get_or_make(
             (source, language), source, lambda: self._highlight(source, language, metadata)

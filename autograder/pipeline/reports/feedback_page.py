@@ -270,15 +270,24 @@ class Renderer:
             self.exporter.register_preprocessor(step(config=template), enabled=True)
 
     def warm_up(self, notebooks: dict[str, Any], columns: Columns) -> None:
-        """Compile the template and render ``notebooks`` once, as a page, for nothing.
+        """Compile the template and render what ``notebooks`` share with every page, for nothing.
 
-        notebooks: ``{name: notebook}``, the release students start from: what
-        every page shares with it (the prose, the read-only code, the tests as
-        shown, an answer left as released) is then rendered already, so a worker
-        forked after this starts with the caches filled instead of paying for
-        them with its first page.
+        notebooks: ``{name: notebook}``, the release students start from. Its
+        prose is rendered as a page, and every code cell's text highlighted (the
+        read-only code, the tests as shown, an answer left as released), so a
+        worker forked after this starts with the caches filled instead of paying
+        for them with its first page. A code cell is not rendered whole: on a
+        student's page it has outputs and an execution count, so it never is
+        the release's cell (a third of the release's page, for no page).
         """
-        self.render("", notebooks, columns, {}, _Unknown())
+        for cell in self.page(notebooks, columns).cells:
+            if cell.cell_type == "code":
+                self.exporter.highlighted(cell.source, cell.metadata)
+        prose = {}
+        for name, nb in notebooks.items():
+            prose[name] = nbformat.from_dict(nb)
+            prose[name].cells = [c for c in prose[name].cells if c.cell_type != "code"]
+        self.render("", prose, columns, {}, _Unknown())
 
     def render(
         self,
