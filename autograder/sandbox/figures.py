@@ -3,7 +3,7 @@
 Drawing a lab's figures is the costliest part of running a notebook, and most
 students draw exactly the figures the instructor's code draws. So a worker
 runs the assignment's own notebook once in a child of its zygote
-(:meth:`autograder.sandbox.Sandbox.learn_figures`) and hands the PNGs that
+(:meth:`autograder.sandbox.launcher.Sandbox.learn_figures`) and hands the PNGs that
 child drew to the zygote (:func:`remember`); every student's process, forked
 from the zygote, starts with them. When a student's code asks matplotlib for
 a PNG of a figure whose state is exactly that of one drawn then, the bytes

@@ -1,6 +1,6 @@
 """The student's side: runs inside the sandbox, never in the grader's process.
 
-The *zygote* (:func:`zygote`, started by :class:`autograder.sandbox.Sandbox`,
+The *zygote* (:func:`zygote`, started by :class:`autograder.sandbox.launcher.Sandbox`,
 inside bubblewrap) imports IPython and the modules the course preloads once,
 runs the course's warm-up code, then waits on its control socket. For every
 submission it forks a child, which

@@ -349,3 +349,12 @@ def test_without_namespaces_nothing_a_student_wrote_outlives_it(tmp_path):
     assert said["second"] == [False] * 5  # gone, and not given again
     assert not said["scratch_left"]
     assert list(temporary.iterdir()) == []  # nothing left where the grader makes folders
+
+
+def test_the_graders_side_is_not_in_the_students_process(student):
+    """Is the launcher (the grader's side of the sandbox) absent from a student's process,
+    which only the zygote's own module needs?"""
+    said = _run(student, "import sys\nprint(sorted(m for m in sys.modules if 'autograder' in m))")
+    loaded = ast.literal_eval(said.strip())
+    assert "autograder.sandbox.student" in loaded
+    assert "autograder.sandbox.launcher" not in loaded
