@@ -1,10 +1,12 @@
 """Are compiled page templates kept between runs, and never trusted when they should not be?"""
 
+import json
 import os
 
 import jinja2
 import pytest
 
+from autograder.pipeline.course import internals
 from autograder.pipeline.course.notebook import Columns
 from autograder.pipeline.errors import Status
 from autograder.pipeline.reports import class_report, feedback_page, template_cache
@@ -18,8 +20,10 @@ def cache_home(tmp_path, monkeypatch):
     """A cache folder of the test's own, in place of the user's; its templates folder."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     template_cache.kept_templates.cache_clear()
+    template_cache.kept_highlights.cache_clear()
     yield tmp_path / "cache" / template_cache.FOLDER
     template_cache.kept_templates.cache_clear()
+    template_cache.kept_highlights.cache_clear()
 
 
 @pytest.fixture
@@ -132,3 +136,75 @@ def test_no_cache_where_the_folder_cannot_be_made(tmp_path, monkeypatch):
         assert "Score" in _page(toy.assignment(tmp_path / "course"))
     finally:
         template_cache.kept_templates.cache_clear()
+
+
+class _Counting:
+    """nbconvert's highlighter, noting each text it highlights in ``seen``."""
+
+    def __init__(self, highlight, seen):
+        self.highlight, self.seen = highlight, seen
+
+    def __call__(self, source, *args):
+        self.seen.append(source)
+        return self.highlight(source, *args)
+
+    def __getattr__(self, name):
+        return getattr(self.highlight, name)
+
+
+def _warm_renderer(assignment, highlighted):
+    """A new renderer (a new run's), warmed on the release; each text it highlights itself
+    is added to ``highlighted``."""
+    renderer = feedback_page.Renderer(assignment)
+    renderer.exporter._highlight = _Counting(renderer.exporter._highlight, highlighted)
+    release = toy.notebook(*toy.DOUBLE)
+    renderer.warm_up({"toy.ipynb": release}, Columns({"toy.ipynb": release}))
+    return renderer
+
+
+def _student_page(renderer):
+    nb = toy.notebook(*toy.DOUBLE)
+    nb.cells[0].source = "def double(v):\n    return v * 2"
+    graded = Graded("ada", "", Status.OK, "", {}, {}, {})
+    return renderer.render("ada", {"toy.ipynb": nb}, Columns({"toy.ipynb": nb}), {}, graded)
+
+
+def test_the_releases_code_is_highlighted_once_across_runs(tmp_path, cache_home):
+    """Does a later run take the release's highlighted code from the first, highlight only
+    what a student wrote, and give the same page? Is a student's code never kept?"""
+    assignment = toy.assignment(tmp_path / "course")
+    first, later = [], []
+    page = _student_page(_warm_renderer(assignment, first))
+    code = [c.source for c in toy.notebook(*toy.DOUBLE).cells]
+    assert set(code) <= set(first)
+    again = _warm_renderer(assignment, later)
+    assert [s for s in later if s.strip()] == []  # the lexer is built on a blank, no more
+    assert _student_page(again) == page
+    assert [s for s in later if s.strip()] == ["def double(v):\n    return v * 2"]
+    (kept,) = (cache_home.parent / "highlights").iterdir()
+    assert set(json.loads(kept.read_text())) == set(code)
+
+
+def test_highlighting_made_otherwise_is_done_afresh(tmp_path, cache_home, monkeypatch):
+    """Is code kept by another pygments, lexer or style highlighted again, not reused?"""
+    assignment = toy.assignment(tmp_path / "course")
+    _warm_renderer(assignment, [])
+    made_by = internals.FeedbackExporter.highlighting
+    monkeypatch.setattr(
+        internals.FeedbackExporter, "highlighting", lambda self: made_by(self) + " newer"
+    )
+    later = []
+    _warm_renderer(assignment, later)
+    assert [s for s in later if s.strip()]
+
+
+@pytest.mark.parametrize("damage", ["", "[1, 2]", '{"x": "<b>"}', "{not json"])
+def test_a_damaged_highlights_file_is_highlighted_again(tmp_path, cache_home, damage):
+    """Does an empty, foreign or truncated file cost a highlight, never the page?"""
+    assignment = toy.assignment(tmp_path / "course")
+    page = _student_page(_warm_renderer(assignment, []))
+    for kept in (cache_home.parent / "highlights").iterdir():
+        kept.write_text(damage)
+    later = []
+    assert _student_page(_warm_renderer(assignment, later)) == page
+    assert len([s for s in later if s.strip()]) > 1

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import importlib.metadata
 import io
 import json
 import logging
@@ -631,6 +632,14 @@ def feedback_template(config: Config) -> Config:
     return template
 
 
+def _version(distribution: str) -> str:
+    """An installed distribution's version, or "" if it is not installed."""
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+
+
 class FeedbackExporter(HTMLExporter):
     """nbconvert's HTML exporter, tuned for one notebook rendered for many students.
 
@@ -729,6 +738,30 @@ class FeedbackExporter(HTMLExporter):
     def highlighted(self, source: str, metadata: Any = None) -> str:
         """A code cell's text as the page's template highlights it, remembered for every page."""
         return self._highlight_cached(source, None, metadata)
+
+    def remember_highlighted(self, source: str, html: str) -> None:
+        """Take ``html`` as what :meth:`highlighted` gives for ``source`` (kept from before)."""
+        self._code.get_or_make((source, None), source, lambda: html)
+
+    def highlighting(self) -> str:
+        """Everything the highlighted HTML depends on besides the code: versions and options."""
+        import pygments  # noqa: PLC0415 (nbconvert imports it with its filters)
+
+        lexers = ("IPython", "ipython_pygments_lexers", "nbconvert")
+        return json.dumps(
+            {
+                "pygments": pygments.__version__,
+                "lexer": self._highlight.pygments_lexer,
+                "versions": [_version(name) for name in lexers],
+                "options": self._highlight.extra_formatter_options,
+            },
+            sort_keys=True,
+            default=repr,
+        )
+
+    def compile_lexer(self) -> None:
+        """Build the highlighter's lexer once (pygments compiles its rules on first use)."""
+        self._highlight(" ")
 
     def _highlight_cached(self, source: str, language: Any = None, metadata: Any = None) -> str:
         return self._code.get_or_make(

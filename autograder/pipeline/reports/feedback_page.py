@@ -229,6 +229,11 @@ class PageNotebook(nbformat.NotebookNode):
         return self
 
 
+def _magic(cell: Any) -> bool:
+    """Is ``cell`` highlighted as a cell magic's language (its metadata says which)?"""
+    return bool(cell.get("metadata", {}).get("magics_language"))
+
+
 class _Unknown:
     """The grading status of a page rendered to warm up: nothing to say."""
 
@@ -280,14 +285,29 @@ class Renderer:
         student's page it has outputs and an execution count, so it never is
         the release's cell (a third of the release's page, for no page).
         """
-        for cell in self.page(notebooks, columns).cells:
-            if cell.cell_type == "code":
-                self.exporter.highlighted(cell.source, cell.metadata)
+        code = [cell for cell in self.page(notebooks, columns).cells if cell.cell_type == "code"]
+        self._highlight_kept(sorted({c.source for c in code if not _magic(c)}))
+        for cell in code:
+            self.exporter.highlighted(cell.source, cell.metadata)
+        self.exporter.compile_lexer()  # for every worker forked after this
         prose = {}
         for name, nb in notebooks.items():
             prose[name] = nbformat.from_dict(nb)
             prose[name].cells = [c for c in prose[name].cells if c.cell_type != "code"]
         self.render("", prose, columns, {}, _Unknown())
+
+    def _highlight_kept(self, sources: list[str]) -> None:
+        """Have the course's code ``sources`` highlighted as a run before kept them, or
+        highlight them and keep them (:class:`~.template_cache.KeptHighlights`)."""
+        kept = template_cache.kept_highlights()
+        if kept is None or not sources:
+            return
+        made_by = self.exporter.highlighting()
+        known = kept.load(sources, made_by)
+        for source, html in known.items():
+            self.exporter.remember_highlighted(source, html)
+        if not known:
+            kept.save({s: self.exporter.highlighted(s) for s in sources}, made_by)
 
     def render(
         self,
