@@ -11,6 +11,7 @@ import contextlib
 import gc
 import importlib
 import importlib.util
+import os
 import sys
 import types
 from collections.abc import Callable, Iterator
@@ -37,6 +38,13 @@ ON_FIRST_USE = (
 )
 
 
+#: What numerical libraries read for their thread pools. The grader's processes each take one
+#: thread: its parallelism is its workers (``--jobs``), and a pool started on import costs
+#: CPU in every process (OpenBLAS's two threads spin for ~45 ms as numpy loads). One thread
+#: also sums in one order whatever the core count, as the sandbox's students do.
+ONE_THREAD = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
 def start() -> None:
     """Install the console handler (:func:`autograder.log.install`) and skip a slow checker.
 
@@ -47,8 +55,12 @@ def start() -> None:
     the module absent, before jsonschema is first imported, makes jsonschema
     skip that checker; nothing else changes. setuptools is likewise imported
     only if nbgrader unpacks an archive (``_archive_util_on_first_use``), and
-    the modules of :data:`ON_FIRST_USE` only once something uses them.
+    the modules of :data:`ON_FIRST_USE` only once something uses them. A
+    numerical library loaded after this starts one thread (:data:`ONE_THREAD`),
+    unless the environment already says how many.
     """
+    for name in ONE_THREAD:
+        os.environ.setdefault(name, "1")
     sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
     _archive_util_on_first_use()
     for name in ON_FIRST_USE:

@@ -4,6 +4,7 @@
 first imported; an import moved above it costs every run over a second.
 """
 
+import os
 import subprocess
 import sys
 
@@ -56,10 +57,10 @@ def test_nbgrader_still_unpacks_archives_with_setuptools_imported_then(tmp_path)
     assert real.__doc__ != "imported when first used" and hasattr(real, "UnrecognizedFormat")
 
 
-def _probed(probe: str) -> str:
+def _probed(probe: str, env: dict[str, str] | None = None) -> str:
     """What ``python -c probe`` printed, in a process of its own; it must succeed."""
     done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, env=env
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
@@ -137,3 +138,24 @@ def test_a_grading_run_never_loads_what_waits_for_its_first_use(lesson_course, l
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
     assert "nbconvert.exporters.html" in imported, "no page was rendered: nothing is checked"
     assert not imported & set(ON_FIRST_USE)
+
+
+@pytest.mark.parametrize("told", [None, "2"])
+def test_the_command_line_loads_numpy_with_one_blas_thread_unless_told(told):
+    """``python -m autograder``'s numpy starts no thread pool of its own (OpenBLAS would
+    start one a core, spinning as it loads); a number the environment gives is kept."""
+    from autograder.startup import ONE_THREAD
+
+    env = {k: v for k, v in os.environ.items() if k not in ONE_THREAD}
+    if told is not None:
+        env["OPENBLAS_NUM_THREADS"] = told
+    probe = (
+        "import os, sys\n"
+        "import autograder.__main__\n"
+        "assert 'numpy' in sys.modules, 'the command line no longer loads numpy'\n"
+        "print(os.environ['OPENBLAS_NUM_THREADS'], len(os.listdir('/proc/self/task')))\n"
+    )
+    said, threads = _probed(probe, env).split()
+    assert said == (told or "1")
+    if told is None:
+        assert threads == "1"
