@@ -1,7 +1,9 @@
 """Are compiled page templates kept between runs, and never trusted when they should not be?"""
 
+import hashlib
 import json
 import os
+from pathlib import Path
 
 import jinja2
 import pytest
@@ -20,10 +22,10 @@ def cache_home(tmp_path, monkeypatch):
     """A cache folder of the test's own, in place of the user's; its templates folder."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     template_cache.kept_templates.cache_clear()
-    template_cache.kept_highlights.cache_clear()
+    template_cache.kept_html.cache_clear()
     yield tmp_path / "cache" / template_cache.FOLDER
     template_cache.kept_templates.cache_clear()
-    template_cache.kept_highlights.cache_clear()
+    template_cache.kept_html.cache_clear()
 
 
 @pytest.fixture
@@ -181,7 +183,7 @@ def test_the_releases_code_is_highlighted_once_across_runs(tmp_path, cache_home)
     assert [s for s in later if s.strip()] == []  # the lexer is built on a blank, no more
     assert _student_page(again) == page
     assert [s for s in later if s.strip()] == ["def double(v):\n    return v * 2"]
-    (kept,) = (cache_home.parent / "highlights").iterdir()
+    (kept,) = (cache_home.parent / "html").iterdir()
     assert set(json.loads(kept.read_text())) == set(code)
 
 
@@ -203,8 +205,97 @@ def test_a_damaged_highlights_file_is_highlighted_again(tmp_path, cache_home, da
     """Does an empty, foreign or truncated file cost a highlight, never the page?"""
     assignment = toy.assignment(tmp_path / "course")
     page = _student_page(_warm_renderer(assignment, []))
-    for kept in (cache_home.parent / "highlights").iterdir():
+    for kept in (cache_home.parent / "html").iterdir():
         kept.write_text(damage)
     later = []
     assert _student_page(_warm_renderer(assignment, later)) == page
     assert len([s for s in later if s.strip()]) > 1
+
+
+@pytest.fixture
+def rendered(monkeypatch):
+    """Each Markdown text nbconvert renders to HTML, in order (what a kept one saves)."""
+    from nbconvert.exporters import HTMLExporter
+
+    texts = []
+    original = HTMLExporter.markdown2html
+
+    def markdown2html(self, context, source):
+        texts.append(source)
+        return original(self, context, source)
+
+    monkeypatch.setattr(HTMLExporter, "markdown2html", markdown2html)
+    return texts
+
+
+def _lesson_renderer(assignment):
+    """A new run's renderer, warmed on the lesson's release (prose, code and a written answer)."""
+    renderer = feedback_page.Renderer(assignment)
+    release = toy.notebook(*toy.LESSON)
+    renderer.warm_up({"toy.ipynb": release}, Columns({"toy.ipynb": release}))
+    return renderer
+
+
+def _written_answer_page(renderer, answer="Because $2 \\cdot 2 = 4$, *twice*."):
+    nb = toy.notebook(*toy.LESSON)
+    nb.cells[-1].source = answer
+    graded = Graded("ada", "", Status.OK, "", {}, {}, {})
+    return renderer.render("ada", {"toy.ipynb": nb}, Columns({"toy.ipynb": nb}), {}, graded)
+
+
+def test_the_releases_prose_is_rendered_once_across_runs(tmp_path, cache_home, rendered):
+    """Does a later run take the release's prose as HTML from the first, render only what a
+    student wrote, and give the same page? Is a student's text never kept?"""
+    assignment = toy.assignment(tmp_path / "course")
+    prose = {c.source for c in toy.LESSON if c.cell_type == "markdown"}
+    page = _written_answer_page(_lesson_renderer(assignment))
+    assert prose <= set(rendered)
+    rendered.clear()
+    again = _lesson_renderer(assignment)
+    assert rendered == []  # nothing of the release rendered again
+    assert _written_answer_page(again) == page
+    assert rendered == ["Because $2 \\cdot 2 = 4$, *twice*."]
+    kept = [json.loads(f.read_text()) for f in (cache_home.parent / "html").iterdir()]
+    assert prose in [set(texts) for texts in kept]
+    assert not any("*twice*" in text for texts in kept for text in texts)
+
+
+def test_prose_made_otherwise_is_rendered_afresh(tmp_path, cache_home, rendered, monkeypatch):
+    """Is prose kept by another parser, sanitiser or its code rendered again, not reused?"""
+    assignment = toy.assignment(tmp_path / "course")
+    _lesson_renderer(assignment)
+    made_by = internals.FeedbackExporter.markdown_making
+    monkeypatch.setattr(
+        internals.FeedbackExporter, "markdown_making", lambda self: made_by(self) + " newer"
+    )
+    rendered.clear()
+    _lesson_renderer(assignment)
+    assert "# Doubling and counting\n\nTwo small functions." in rendered
+
+
+def test_what_prose_is_made_by_names_the_sanitiser_and_its_code(tmp_path):
+    """Another sanitising function, or another text of this module, makes other HTML: the
+    name the kept HTML is found by must differ."""
+    from autograder.pipeline.reports import markup
+
+    def plain(html):
+        return html
+
+    ours = internals.FeedbackExporter(dict, markup.safe_markdown_html)
+    other = internals.FeedbackExporter(dict, plain)
+    assert ours.markdown_making() != other.markdown_making()
+    code = Path(markup.__file__).read_bytes()
+    assert hashlib.sha256(code).hexdigest() in str(ours.markdown_making())
+    ours.embed_images = True  # then the HTML depends on image files too: never kept
+    assert ours.markdown_making() is None
+
+
+def test_prose_with_embedded_images_is_not_kept(tmp_path, cache_home, rendered, monkeypatch):
+    """Where pages embed images (their files may change between runs), prose is rendered
+    every run."""
+    monkeypatch.setattr(internals.FeedbackExporter, "embed_images", True)
+    assignment = toy.assignment(tmp_path / "course")
+    _lesson_renderer(assignment)
+    rendered.clear()
+    _lesson_renderer(assignment)
+    assert "# Doubling and counting\n\nTwo small functions." in rendered

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import hashlib
 import importlib.metadata
 import io
 import json
 import logging
 import re
+import sys
 import tempfile
 import warnings
 from collections.abc import Callable, Iterator
@@ -733,6 +735,40 @@ class FeedbackExporter(HTMLExporter):
             source,
             source,
             lambda: self._clean(super(FeedbackExporter, self).markdown2html(context, source)),
+        )
+
+    def markdown_made(self, source: str) -> str | None:
+        """The HTML :meth:`markdown2html` made of ``source`` this run, if it is remembered."""
+        return self._markdown.get(source)
+
+    def remember_markdown(self, source: str, html: str) -> None:
+        """Take ``html`` as what :meth:`markdown2html` gives for ``source`` (kept from before)."""
+        self._markdown.get_or_make(source, source, lambda: html)
+
+    def markdown_making(self) -> str | None:
+        """Everything Markdown's HTML depends on besides its text, as text: the versions that
+        parse, highlight, sanitise and draw it, the exporter's options, and the code of this
+        module and of ``clean``'s. None where it depends on files too (embedded images)."""
+        if self.embed_images:
+            return None
+        module = sys.modules.get(getattr(self._clean, "__module__", ""))
+        try:
+            code = [
+                hashlib.sha256(Path(path).read_bytes()).hexdigest()
+                for path in (__file__, getattr(module, "__file__", None) or __file__)
+            ]
+        except OSError:
+            return None
+        made_by = ("nbconvert", "mistune", "bleach", "latex2mathml", "pygments")
+        return json.dumps(
+            {
+                "versions": [_version(name) for name in made_by],
+                "options": [self.anchor_link_text, self.exclude_anchor_links, self.lexer_options],
+                "clean": getattr(self._clean, "__qualname__", repr(self._clean)),
+                "code": code,
+            },
+            sort_keys=True,
+            default=repr,
         )
 
     def highlighted(self, source: str, metadata: Any = None) -> str:

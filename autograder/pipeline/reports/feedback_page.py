@@ -294,20 +294,50 @@ class Renderer:
         for name, nb in notebooks.items():
             prose[name] = nbformat.from_dict(nb)
             prose[name].cells = [c for c in prose[name].cells if c.cell_type != "code"]
+        markdown = sorted(
+            {
+                cell.source
+                for nb in prose.values()
+                for cell in nb.cells
+                if cell.cell_type == "markdown"
+                and not cell.get("attachments")
+                and len(cell.source) <= CACHED_SOURCE  # what the exporter remembers
+            }
+        )
+        made_by = self.exporter.markdown_making()
+        saved = self._load_kept(markdown, made_by, self.exporter.remember_markdown)
         self.render("", prose, columns, {}, _Unknown())
+        if not saved and made_by is not None:
+            made = {source: self.exporter.markdown_made(source) for source in markdown}
+            self._save_kept({s: html for s, html in made.items() if html is not None}, made_by)
 
     def _highlight_kept(self, sources: list[str]) -> None:
         """Have the course's code ``sources`` highlighted as a run before kept them, or
-        highlight them and keep them (:class:`~.template_cache.KeptHighlights`)."""
-        kept = template_cache.kept_highlights()
-        if kept is None or not sources:
-            return
+        highlight them and keep them (:class:`~.template_cache.KeptHTML`)."""
         made_by = self.exporter.highlighting()
+        if not self._load_kept(sources, made_by, self.exporter.remember_highlighted):
+            self._save_kept({s: self.exporter.highlighted(s) for s in sources}, made_by)
+
+    @staticmethod
+    def _load_kept(
+        sources: list[str], made_by: str | None, remember: Callable[[str, str], None]
+    ) -> bool:
+        """Hand ``remember`` the HTML a run before kept for exactly the course's ``sources``
+        as ``made_by`` makes it (None: not to be kept); whether it was kept."""
+        kept = template_cache.kept_html()
+        if kept is None or made_by is None or not sources:
+            return True  # nothing to load, and nothing to save after
         known = kept.load(sources, made_by)
         for source, html in known.items():
-            self.exporter.remember_highlighted(source, html)
-        if not known:
-            kept.save({s: self.exporter.highlighted(s) for s in sources}, made_by)
+            remember(source, html)
+        return bool(known)
+
+    @staticmethod
+    def _save_kept(made: dict[str, str], made_by: str | None) -> None:
+        """Keep ``made`` ({course text: its HTML}) for later runs."""
+        kept = template_cache.kept_html()
+        if kept is not None and made_by is not None and made:
+            kept.save(made, made_by)
 
     def render(
         self,

@@ -1,4 +1,4 @@
-"""Compiled page templates, and the release's highlighted code, kept between runs.
+"""Compiled page templates, and the HTML of the release's text, kept between runs.
 
 Compiling the feedback page's templates (nbconvert's chain, nbgrader's and
 ours) costs about 70 ms of CPU in every run, and the class report's about 12,
@@ -6,11 +6,13 @@ though the templates change only with an upgrade. jinja2 can keep what it
 compiled (:class:`jinja2.FileSystemBytecodeCache`); it compiles again whenever
 a template's text differs from what was kept, so a changed template is never
 served stale. Likewise the release's code cells, which every page shows and
-each run highlighted again (about 70 ms for the lab's 62): their HTML is kept
-under a name made of their text and of every version and option the HTML
-depends on (:class:`KeptHighlights`), so a changed cell, a new pygments or
-another style is highlighted afresh. Only the course's own cells are kept,
-never a student's: a run grades each student's code as if for the first time.
+each run highlighted again (about 70 ms for the lab's 62), and its prose,
+which each run rendered from Markdown and sanitised again (about 55 ms for the
+lab's 28 cells): their HTML is kept under a name made of their text and of
+everything else the HTML depends on (:class:`KeptHTML`: the versions, the
+options, the code that sanitises it), so a changed cell, a new pygments or
+another style is made afresh. Only the course's own text is kept, never a
+student's: a run grades and shows each student's work as if for the first time.
 
 The folder is the user's cache (``$XDG_CACHE_HOME/autograder``, else
 ``~/.cache/autograder``), its parts readable and writable by their owner only:
@@ -37,8 +39,8 @@ from typing import Any
 import jinja2
 
 FOLDER = Path("autograder") / "templates"  #: compiled templates, under the user's cache
-HIGHLIGHTS = Path("autograder") / "highlights"  #: highlighted code, under the user's cache
-MAX_KEPT_BYTES = 8 * 2**20  #: a highlights file larger than this is not read
+HTML = Path("autograder") / "html"  #: the release's code and prose as HTML, under the user's cache
+MAX_KEPT_BYTES = 8 * 2**20  #: a kept HTML file larger than this is not read
 
 
 class KeptTemplates(jinja2.FileSystemBytecodeCache):
@@ -89,12 +91,13 @@ def kept_templates() -> KeptTemplates | None:
     return None if folder is None else KeptTemplates(str(folder))
 
 
-class KeptHighlights:
-    """Highlighted code cells kept on disk: one file per set of cells and what made them.
+class KeptHTML:
+    """The HTML of a course's texts kept on disk: one file per set of texts and what made it.
 
-    made_by: everything the HTML depends on besides the cells' text (the
-    versions of pygments and the lexer, the lexer's name, the formatter's
-    options), as text; it is part of the file's name, with the texts.
+    made_by: everything the HTML depends on besides the texts (for highlighted
+    code, the versions of pygments and the lexer, the lexer's name, the
+    formatter's options; for prose, the Markdown parser's, the sanitiser's and
+    their code), as text; it is part of the file's name, with the texts.
     """
 
     def __init__(self, folder: Path) -> None:
@@ -136,7 +139,7 @@ class KeptHighlights:
 
 
 @functools.cache
-def kept_highlights() -> KeptHighlights | None:
-    """This user's cache of highlighted course code, or None where there can be none."""
-    folder = _private_folder(HIGHLIGHTS)
-    return None if folder is None else KeptHighlights(folder)
+def kept_html() -> KeptHTML | None:
+    """This user's cache of the HTML of course texts, or None where there can be none."""
+    folder = _private_folder(HTML)
+    return None if folder is None else KeptHTML(folder)
