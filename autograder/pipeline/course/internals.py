@@ -795,6 +795,18 @@ class FeedbackExporter(HTMLExporter):
             default=repr,
         )
 
+    #: Markdown that has the parser and the sanitiser build their common rules (both compile
+    #: them on first use): a worker forked after :meth:`warm_markdown` starts with them
+    WARM_MARKDOWN = (
+        "# A heading\n\nSome *text*, **bold**, `code`, a [link](https://example.org), $x^2$ "
+        "and\n\n$$y = 2x$$\n\n- one\n- two\n\n1. first\n\n> quoted\n\n```python\nx = 1\n```"
+        "\n\n| a | b |\n| - | - |\n| 1 | 2 |\n"
+    )
+
+    def warm_markdown(self) -> None:
+        """Build the Markdown parser's and the sanitiser's rules once, rendering nothing kept."""
+        self._clean(super().markdown2html({}, self.WARM_MARKDOWN))
+
     def compile_lexer(self) -> None:
         """Build the highlighter's lexer once (pygments compiles its rules on first use)."""
         self._highlight(" ")

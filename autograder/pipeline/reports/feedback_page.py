@@ -306,6 +306,7 @@ class Renderer:
         )
         made_by = self.exporter.markdown_making()
         saved = self._load_kept(markdown, made_by, self.exporter.remember_markdown)
+        self.exporter.warm_markdown()  # for a student's own prose, in every worker forked after
         self.render("", prose, columns, {}, _Unknown())
         if not saved and made_by is not None:
             made = {source: self.exporter.markdown_made(source) for source in markdown}
