@@ -94,6 +94,20 @@ def test_benchmark_runs_end_to_end(tmp_path):
     assert re.search(r"peak memory +: main \d+ MiB, largest worker [1-9]\d* MiB", done.stdout)
 
 
+def test_stock_runs_in_the_environment_the_benchmark_was_given(monkeypatch):
+    """Ours sets one BLAS thread in its own processes; the benchmark must not hand that to
+    stock's (it ran stock's kernels cheaper than a TA's shell does)."""
+    from autograder.pipeline.course.assignment import tool_environment
+    from autograder.startup import ONE_THREAD
+
+    for name in ONE_THREAD:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("BENCH_GIVEN", "kept")
+    _bench().start_keeping_environment()
+    stocks = tool_environment()  # what stock's nbgrader commands are started with
+    assert not set(ONE_THREAD) & set(stocks) and stocks["BENCH_GIVEN"] == "kept"
+
+
 def test_main_process_cpu_is_read_from_what_grade_prints(graded_samples):
     """Does ``grade`` print its main process's CPU, and the bench read it?"""
     printed = graded_samples["done"].stdout + graded_samples["done"].stderr
