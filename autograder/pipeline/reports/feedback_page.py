@@ -283,7 +283,10 @@ class Renderer:
         worker forked after this starts with the caches filled instead of paying
         for them with its first page. A code cell is not rendered whole: on a
         student's page it has outputs and an execution count, so it never is
-        the release's cell (a third of the release's page, for no page).
+        the release's cell (a third of the release's page, for no page). The
+        highlighted code and the prose's HTML an earlier run kept are taken
+        instead of made again (:mod:`~.template_cache`); a sample text still
+        builds the Markdown parser's rules, which a student's own prose needs.
         """
         code = [cell for cell in self.page(notebooks, columns).cells if cell.cell_type == "code"]
         self._highlight_kept(sorted({c.source for c in code if not _magic(c)}))
