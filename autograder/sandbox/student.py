@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import ctypes
+import functools
 import gc
 import importlib.util
 import json
@@ -59,9 +60,36 @@ SCRATCH = "/tmp"
 LAB = "/tmp/lab"
 
 
+@functools.cache
 def c_library() -> ctypes.CDLL:
-    """The C library, for the calls Python lacks: unshare, mount, prctl, capset."""
+    """The C library, for the calls Python lacks: unshare, mount, prctl, capset.
+
+    One per process: the zygote makes it, and looks up the functions its children
+    call (:func:`zygote`), so each child inherits them rather than loading them again.
+    """
     return ctypes.CDLL(None, use_errno=True)
+
+
+def _read_proc(name: str) -> str:
+    """The text of ``/proc/self/<name>``, read without a text file object: what each new
+    student's process reads while it starts, where every object made costs time."""
+    fd = os.open(f"/proc/self/{name}", os.O_RDONLY)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode()
+
+
+def _write_proc(name: str, text: str) -> None:
+    """Write ``text`` to ``/proc/self/<name>`` in one write, as the kernel wants it."""
+    fd = os.open(f"/proc/self/{name}", os.O_WRONLY)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
 
 
 def _errno() -> str:
@@ -97,23 +125,19 @@ def isolate() -> list[str]:
     flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
     if libc.unshare(flags) != 0:
         return [f"namespaces ({_errno()})"]
-    with open("/proc/self/setgroups", "w") as handle:
-        handle.write("deny")
-    with open("/proc/self/uid_map", "w") as handle:
-        handle.write(f"{uid} {uid} 1")
-    with open("/proc/self/gid_map", "w") as handle:
-        handle.write(f"{gid} {gid} 1")
+    _write_proc("setgroups", "deny")
+    _write_proc("uid_map", f"{uid} {uid} 1")
+    _write_proc("gid_map", f"{gid} {gid} 1")
     return []
 
 
 def _mounts() -> list[tuple[str, bool]]:
     """``[(mount point, writable)]`` of this mount namespace, from /proc/self/mountinfo."""
     found = []
-    with open("/proc/self/mountinfo") as handle:
-        for line in handle:
-            fields = line.split()
-            point = fields[4].encode().decode("unicode_escape")  # \040 is a space
-            found.append((point, "rw" in fields[5].split(",")))
+    for line in _read_proc("mountinfo").splitlines():
+        fields = line.split()
+        point = fields[4].encode().decode("unicode_escape")  # \040 is a space
+        found.append((point, "rw" in fields[5].split(",")))
     return found
 
 
@@ -248,8 +272,8 @@ def drop_capabilities() -> list[str]:
     if libc.capset(ctypes.byref(CapHeader(LINUX_CAPABILITY_VERSION_3, 0)), (CapData * 2)()):
         problems.append(f"dropping capabilities ({_errno()})")
     problems.append(syscalls.install())
-    with open("/proc/self/status") as handle:
-        status = dict(line.split(":", 1) for line in handle if ":" in line)
+    lines = _read_proc("status").splitlines()
+    status = dict(line.split(":", 1) for line in lines if ":" in line)
     if int(status.get("CapEff", "0").strip(), 16):
         problems.append(f"capabilities left: {status['CapEff'].strip()}")
     return [p for p in problems if p]
@@ -262,8 +286,7 @@ def set_limits(limits: dict[str, int]) -> None:
     the scratch tmpfs is paid out of it (tmpfs pages are not counted by
     ``RLIMIT_AS``), so ``limits["memory"]`` bytes are the student's in all.
     """
-    with open("/proc/self/statm") as handle:
-        mapped = int(handle.read().split()[0]) * resource.getpagesize()
+    mapped = int(_read_proc("statm").split()[0]) * resource.getpagesize()
     own = max(limits["memory"] - limits["scratch_mb"] * 2**20, 2**24)
     memory = mapped + own
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
@@ -617,8 +640,11 @@ def child(
     if inner:
         os.close(told)
         c_library().prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # nothing here for the student to trace
-        with os.fdopen(report) as handle:
-            told_back = handle.read()
+        chunks = []
+        while chunk := os.read(report, 65536):  # until the student's process closes it
+            chunks.append(chunk)
+        os.close(report)
+        told_back = b"".join(chunks)
         try:
             set_up_said = json.loads(told_back)
         except ValueError:  # it died before saying anything
@@ -748,6 +774,9 @@ def zygote(
     if boot_path is not None:
         sys.path[:] = [path for path in sys.path if path and path != boot_path]
 
+    libc = c_library()
+    for name in ("unshare", "mount", "prctl", "capset"):  # what each child calls
+        getattr(libc, name)
     shell = make_shell()
     warm_up(shell, imports, code)
     if "matplotlib" in sys.modules:  # a course that draws: its figures are learned
