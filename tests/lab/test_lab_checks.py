@@ -173,6 +173,58 @@ def test_random_arrays_are_the_seeds_draws_and_each_calls_own(lab_checks):
     assert np.array_equal(listed[0], fresh[0])
 
 
+def test_a_remembered_reference_is_computed_once_and_each_call_gets_its_own(lab_checks):
+    """Same arrays: one computation, equal answers, and a copy per caller; other arrays, a
+    keyword, a list, an object array or a large array: computed afresh, nothing kept."""
+    calls = []
+
+    def weights(x, w, calls=calls):  # a default, not a closure: remembered refuses those
+        calls.append(1)
+        return x @ w
+
+    kept = lab_checks.remembered(weights)
+    x, w = np.arange(6.0).reshape(2, 3), np.ones((3, 2))
+    first = kept(x, w)
+    first[0, 0] = -1.0  # a caller that changes the answer in place
+    again = kept(x.copy(), w.copy())
+    assert np.array_equal(again, x @ w) and len(calls) == 1
+    assert kept(x, 2 * w)[0, 0] == 6.0 and len(calls) == 2  # other bytes, other answer
+    assert kept(x.astype(np.float32), w).dtype == np.float64 and len(calls) == 3  # other dtype
+    kept(x, w=w)
+    kept(x, np.ones((3, 2), dtype=object))
+    big = np.ones((3, 1 + lab_checks.MAX_REMEMBERED_BYTES // 24))
+    kept(np.ones((1, 3)), big)
+    kept(np.ones((1, 3)), big)
+    assert len(calls) == 7
+    assert kept.__name__ == "weights" and kept.__wrapped__ is weights
+
+
+def test_remembered_keeps_no_failure_and_at_most_its_bound(lab_checks, monkeypatch):
+    """An exception is raised again on the next call, never kept; past the bound, answers are
+    computed every time (the memory a class's calls take stays bounded)."""
+    monkeypatch.setattr(lab_checks, "MAX_REMEMBERED", 2)
+    monkeypatch.setattr(lab_checks, "_remembered", {})
+    calls = []
+
+    def twice(x, calls=calls):
+        calls.append(1)
+        if x.sum() < 0:
+            raise ValueError("negative")
+        return 2 * x
+
+    kept = lab_checks.remembered(twice)
+    for _ in range(2):
+        with pytest.raises(ValueError, match="negative"):
+            kept(-np.ones(2))
+    assert len(calls) == 2
+    for value in (1.0, 2.0, 3.0, 3.0):
+        assert kept(np.full(2, value))[0] == 2 * value
+    assert len(calls) == 6 and len(lab_checks._remembered) == 2
+    scale = 2.0
+    with pytest.raises(TypeError, match="closure"):
+        lab_checks.remembered(lambda x: scale * x)
+
+
 def test_the_quick_allclose_is_numpys(lab_checks):
     """Does ``_allclose`` decide as ``np.allclose`` does, for arrays near the tolerance, with
     nan and inf, and at the ends of the float range?"""
