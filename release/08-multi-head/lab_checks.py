@@ -153,20 +153,30 @@ def remembered(reference):
 
     For a test's reference computation, which every submission calls on the
     same seeded arrays: a function of its array arguments alone (it reads no
-    global that changes, and has no closure). The answer is computed once per
-    process, and every call gets a copy of its own, so a caller that changes it
-    in place changes nothing for the next. A call with anything but plain
-    arrays of numbers, with large ones or with a keyword, is computed afresh.
+    global that changes, has no closure, and any defaults are plain values). The
+    answer is computed once per process, and every call gets a copy of its own,
+    so a caller that changes it in place changes nothing for the next. A call
+    with anything but plain arrays of numbers, with large ones or with a
+    keyword, is computed afresh, and so is an answer that is not such an array.
     """
     if reference.__closure__:
         raise TypeError(f"{reference.__name__} reads a closure: its answers cannot be kept")
+    made = (
+        reference.__code__,
+        reference.__defaults__,
+        *sorted((reference.__kwdefaults__ or {}).items()),
+    )
+    try:
+        hash(made)
+    except TypeError:
+        raise TypeError(f"{reference.__name__} has defaults that are not plain values") from None
 
     def call(*args, **named):
-        key = None if named else _arrays_key(reference.__code__, args)
+        key = None if named else _arrays_key(made, args)
         kept = None if key is None else _remembered.get(key)
         if kept is None:
             kept = reference(*args, **named)
-            if key is None or not isinstance(kept, np.ndarray):
+            if key is None or not _plain(kept):
                 return kept
             if len(_remembered) < MAX_REMEMBERED:
                 _remembered[key] = kept
@@ -177,14 +187,18 @@ def remembered(reference):
     return call
 
 
-def _arrays_key(code, args):
-    """What identifies a call of ``code`` on ``args``: every array's type, shape and bytes;
-    None unless all are plain numeric arrays of at most ``MAX_REMEMBERED_BYTES`` in all."""
-    if not all(type(a) is np.ndarray and a.dtype.kind in "biufc" for a in args):
+def _plain(value):
+    """Is ``value`` a numpy array of numbers (no objects, no subclass)?"""
+    return type(value) is np.ndarray and value.dtype.kind in "biufc"
+
+
+def _arrays_key(made, args):
+    """What identifies a call of the function ``made`` (its code and defaults) on ``args``:
+    every array's dtype, shape and bytes; None unless all are plain numeric arrays
+    (:func:`_plain`) of at most ``MAX_REMEMBERED_BYTES`` in all."""
+    if not all(_plain(a) for a in args) or sum(a.nbytes for a in args) > MAX_REMEMBERED_BYTES:
         return None
-    if sum(a.nbytes for a in args) > MAX_REMEMBERED_BYTES:
-        return None
-    return (code, *((a.dtype.str, a.shape, a.tobytes()) for a in args))
+    return (made, *((a.dtype.str, a.shape, a.tobytes()) for a in args))
 
 
 def _as_array(got, what):

@@ -173,13 +173,20 @@ def test_random_arrays_are_the_seeds_draws_and_each_calls_own(lab_checks):
     assert np.array_equal(listed[0], fresh[0])
 
 
+#: calls counted by the functions the tests of ``remembered`` hand it (it refuses closures)
+_CALLS: list[int] = []
+#: a default no key can hold (an array is not hashable)
+_AN_ARRAY = np.ones(2)
+
+
 def test_a_remembered_reference_is_computed_once_and_each_call_gets_its_own(lab_checks):
     """Same arrays: one computation, equal answers, and a copy per caller; other arrays, a
     keyword, a list, an object array or a large array: computed afresh, nothing kept."""
-    calls = []
+    calls = _CALLS
+    calls.clear()
 
-    def weights(x, w, calls=calls):  # a default, not a closure: remembered refuses those
-        calls.append(1)
+    def weights(x, w):  # counts in a global: remembered refuses a closure
+        _CALLS.append(1)
         return x @ w
 
     kept = lab_checks.remembered(weights)
@@ -198,16 +205,25 @@ def test_a_remembered_reference_is_computed_once_and_each_call_gets_its_own(lab_
     assert len(calls) == 7
     assert kept.__name__ == "weights" and kept.__wrapped__ is weights
 
+    def rows(x):  # an answer of objects: a copy would share them, so none is kept
+        _CALLS.append(1)
+        return np.array([list(row) for row in x] + [None], dtype=object)
+
+    listed = lab_checks.remembered(rows)
+    assert listed(x)[0] == [0.0, 1.0, 2.0] and listed(x)[0] == [0.0, 1.0, 2.0]
+    assert len(calls) == 9
+
 
 def test_remembered_keeps_no_failure_and_at_most_its_bound(lab_checks, monkeypatch):
     """An exception is raised again on the next call, never kept; past the bound, answers are
     computed every time (the memory a class's calls take stays bounded)."""
     monkeypatch.setattr(lab_checks, "MAX_REMEMBERED", 2)
     monkeypatch.setattr(lab_checks, "_remembered", {})
-    calls = []
+    calls = _CALLS
+    calls.clear()
 
-    def twice(x, calls=calls):
-        calls.append(1)
+    def twice(x):
+        _CALLS.append(1)
         if x.sum() < 0:
             raise ValueError("negative")
         return 2 * x
@@ -223,6 +239,22 @@ def test_remembered_keeps_no_failure_and_at_most_its_bound(lab_checks, monkeypat
     scale = 2.0
     with pytest.raises(TypeError, match="closure"):
         lab_checks.remembered(lambda x: scale * x)
+    with pytest.raises(TypeError, match="defaults that are not plain values"):
+        lab_checks.remembered(lambda x, scale=_AN_ARRAY: x)
+    lab_checks.remembered(lambda x, scale=2.0: scale * x)  # a plain default: part of the key
+
+
+def test_remembered_tells_apart_functions_of_one_code_with_other_defaults(lab_checks):
+    """Two functions made by one ``def`` with other defaults give their own answers."""
+
+    def make(factor):
+        def scaled(x, factor=factor):
+            return factor * x
+
+        return lab_checks.remembered(scaled)
+
+    x = np.ones(2)
+    assert make(2.0)(x)[0] == 2.0 and make(3.0)(x)[0] == 3.0 and make(2.0)(x)[0] == 2.0
 
 
 def test_the_quick_allclose_is_numpys(lab_checks):
