@@ -141,8 +141,9 @@ def random_arrays(seed, *shapes):
     return [array.copy() for array in drawn]
 
 
-#: answers :func:`remembered` keeps: at most this many, each for arguments of at most
-#: ``MAX_REMEMBERED_BYTES`` in all (the lab's arrays hold a few hundred bytes)
+#: answers :func:`remembered` keeps: at most this many, each of at most
+#: ``MAX_REMEMBERED_BYTES`` and for arguments of at most as many in all (the lab's arrays
+#: hold a few hundred bytes), so what a class's calls keep stays under 4 MiB
 MAX_REMEMBERED = 256
 MAX_REMEMBERED_BYTES = 8192
 _remembered = {}
@@ -157,7 +158,9 @@ def remembered(reference):
     answer is computed once per process, and every call gets a copy of its own,
     so a caller that changes it in place changes nothing for the next. A call
     with anything but plain arrays of numbers, with large ones or with a
-    keyword, is computed afresh, and so is an answer that is not such an array.
+    keyword, is computed afresh, and so is an answer that is not such an array
+    or is large: a student's code, served this reference, can make it compute
+    but not grow.
     """
     if reference.__closure__:
         raise TypeError(f"{reference.__name__} reads a closure: its answers cannot be kept")
@@ -176,7 +179,7 @@ def remembered(reference):
         kept = None if key is None else _remembered.get(key)
         if kept is None:
             kept = reference(*args, **named)
-            if key is None or not _plain(kept):
+            if key is None or not _plain(kept) or kept.nbytes > MAX_REMEMBERED_BYTES:
                 return kept
             if len(_remembered) < MAX_REMEMBERED:
                 _remembered[key] = kept

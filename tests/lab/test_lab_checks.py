@@ -181,7 +181,8 @@ _AN_ARRAY = np.ones(2)
 
 def test_a_remembered_reference_is_computed_once_and_each_call_gets_its_own(lab_checks):
     """Same arrays: one computation, equal answers, and a copy per caller; other arrays, a
-    keyword, a list, an object array or a large array: computed afresh, nothing kept."""
+    keyword, a list, an object array or a large array, or an answer of objects or a large
+    one: computed afresh, nothing kept."""
     calls = _CALLS
     calls.clear()
 
@@ -212,6 +213,16 @@ def test_a_remembered_reference_is_computed_once_and_each_call_gets_its_own(lab_
     listed = lab_checks.remembered(rows)
     assert listed(x)[0] == [0.0, 1.0, 2.0] and listed(x)[0] == [0.0, 1.0, 2.0]
     assert len(calls) == 9
+
+    def outer(x):  # small arguments, a large answer (T positions give T x T shares)
+        _CALLS.append(1)
+        return np.outer(x, x)
+
+    grown = lab_checks.remembered(outer)
+    column = np.arange(1.0 + lab_checks.MAX_REMEMBERED_BYTES // 64)
+    assert grown(column).nbytes > lab_checks.MAX_REMEMBERED_BYTES
+    assert np.array_equal(grown(column), np.outer(column, column))
+    assert len(calls) == 11
 
 
 def test_remembered_keeps_no_failure_and_at_most_its_bound(lab_checks, monkeypatch):
