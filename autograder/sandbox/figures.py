@@ -1,8 +1,9 @@
 """Figures drawn once by trusted code, copied where a student's figure is the same.
 
-Drawing a lab's figures is the costliest part of running a notebook, and most
-students draw exactly the figures the instructor's code draws. So a worker
-runs the assignment's own notebook once in a child of its zygote
+Drawing a course's figures is the costliest part of running a notebook, and
+every student draws the figures the release's own cells draw (a picture of
+the data, a lesson's diagram). So a worker runs the release's cells once in
+a child of its zygote
 (:meth:`autograder.sandbox.launcher.Sandbox.learn_figures`) and hands the PNGs that
 child drew to the zygote (:func:`remember`); every student's process, forked
 from the zygote, starts with them. When a student's code asks matplotlib for
@@ -17,9 +18,10 @@ are copied instead of drawn: the very bytes it would have drawn.
   nothing a student's process does reaches the zygote or another student. A
   student who altered matplotlib's drawing code gets, on their own page only,
   what matplotlib draws for that state.
-- Entries are sealed with their key: a student's process holds them but can
-  read a picture only by building the very figure it shows, so nothing of the
-  instructor's answers is readable there.
+- Only the release is run, never the source: a figure a solution draws would
+  sit in every student's process, and its key would confirm a guess at the
+  answer. Entries are sealed with their key too: a student's process holds
+  them but can read a picture only by building the very figure it shows.
 """
 
 from __future__ import annotations

@@ -430,7 +430,7 @@ class Sandbox:
         """Run trusted ``cells`` in a student process; the zygote keeps the PNGs they drew.
 
         Every student forked after this starts with them (:mod:`~autograder.sandbox.figures`).
-        ``cells``: the instructor's own code, never a student's; each may take
+        ``cells``: the release's own code, never a student's nor a solution; each may take
         ``timeout`` seconds. Returns how many figures its students start with now;
         a run that fails in any way adds none, and every student draws as before.
         """
@@ -463,7 +463,7 @@ class Sandbox:
         """Have the zygote transform the course's own ``cells`` (their text) as IPython
         would, once, for every student forked after this (:mod:`~autograder.sandbox.transforms`).
 
-        ``cells``: the instructor's text, never a student's. Sent in datagrams of
+        ``cells``: the release's text, never a student's nor a solution. Sent in datagrams of
         at most ``REMEMBER_BYTES``; a cell too long for one is left out (it is
         transformed in each student's process, as before).
         """

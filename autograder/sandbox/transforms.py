@@ -5,7 +5,8 @@ lines, prompts pasted in, and so on: ``transform_cell``), tokenizing it with
 Python's own tokenizer, and compiles the result once more to see whether it
 awaits at top level (``should_run_async``). That is several milliseconds for a
 notebook's cells, in every student's process, for text that is the same in
-every submission: the lesson's read-only cells and the answers as released.
+every submission: the lesson's read-only cells and the answers as released
+(the release's text only: a solution's would sit in every student's process).
 
 The grader gives the zygote those cells' text (:meth:`KnownCells.learn`); the
 zygote transforms each once and every student's process, forked from it, reads

@@ -24,6 +24,8 @@ import nbformat
 
 from autograder.pipeline.course import notebook
 
+from . import hunt
+
 ID, NOTEBOOK = "arrays-1", "arrays.ipynb"  #: the hostile class's assignment and notebook
 # Seconds per cell: an honest cell takes well under a second here (drawing the figure),
 # so a machine at a quarter of the speed, both cores busy, passes with room; only the
@@ -613,6 +615,19 @@ FIGURE_PROBE = """
 import sys
 print("reused:", getattr(sys.modules.get("autograder.sandbox.figures"), "_reused", None))
 """
+
+
+def _hunting(rel: Any, sol: Any, ctx: dict[str, Any]) -> bytes:
+    """The release, blank, with a last cell that looks for the source's solution lines
+    in everything its process can read (:mod:`tests.engine.hunt`)."""
+    needles = hunt.solution_lines(sol, "\n".join(c.source for c in rel.cells))
+    nb = copy.deepcopy(rel)
+    nb.cells.append(nbformat.v4.new_code_cell(hunt.hunting_cell(needles, CONTROL), id="hunt"))
+    return _bytes(nb)
+
+
+CONTROL = "ax.set_title('the identity')"  #: a line every student's process holds: the release's
+
 # Graded in this order by one worker (tests/engine/test_sandbox_class.py): each one after
 # the student before it, in the process tree that student left.
 SANDBOX = {
@@ -651,6 +666,13 @@ SANDBOX = {
         with_end_cells(FIGURE_PROBE),
         "ok",
         "as_solution",
+    ),
+    "sandbox_7_solution_hunt": Case(
+        "a blank notebook that searches its memory, the processes and files it can see for "
+        "the solutions, after the worker learned the course's cells and figures",
+        _hunting,
+        "ok",
+        "zero",
     ),
 }
 

@@ -110,7 +110,21 @@ def test_a_function_the_last_reply_named_is_called_without_a_lookup():
     student, status, _ = run(nb, ReportingStudent())
     assert status == Status.OK and [c.outputs for c in nb.cells[1::2]] == [[], []]
     assert [r["op"] for r in student.requests] == ["run", "call", "run", "lookup"]
-    assert student.requests[0]["watch"] == ["double", "x"]  # asked once, with the first request
+    assert student.requests[0]["watch"] == ["double"]  # asked once, with the first request
+
+
+def test_the_student_hears_only_names_the_tests_read():
+    """Is the student's process told to watch only names the instructor's cells read, never
+    one only the source's solutions bind (its own helper's name tells of the answer)?"""
+    nb = notebook(
+        code("def double(v):\n    return 2 * v", "double", kind="answer"),
+        code("assert double(3) == 6", "test_double", 1, kind="test"),
+        code("def check():\n    return x", "check", kind="locked"),
+    )
+    allowed = frozenset({"double", "x", "_scaled_by_two"})  # the last: a solution's helper
+    student, status, _ = run(nb, ReportingStudent(), allowed)
+    assert status == Status.OK
+    assert student.requests[0]["watch"] == ["double", "x"]
 
 
 def test_what_a_reply_says_of_other_names_is_not_believed():

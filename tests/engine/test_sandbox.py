@@ -110,6 +110,24 @@ def test_figures_drawn_once_are_the_figures_a_student_draws(sandbox_class):
     assert rows["sandbox_6_after_figures"]["score"] == rows["honest"]["score"]
 
 
+def test_no_student_process_holds_the_solutions(sandbox_class):
+    """Can a student's process find no line of the source's solutions anywhere it can read?
+
+    Graded after the worker learned the course's cells and figures, a blank
+    notebook reads its whole memory, every process's command line and
+    environment it can see and every file it can reach. It finds the release's
+    own line (the search works) and no solution line: not as text, nor in a cell
+    the zygote compiled, a figure it learned or a name the grader watches.
+    """
+    found = printed(sandbox_class, "sandbox_7_solution_hunt", "found:")
+    scanned = printed(sandbox_class, "sandbox_7_solution_hunt", "scanned:")
+    assert ("control", "memory") in found
+    assert [hit for hit in found if hit[0] != "control"] == []
+    assert scanned["memory"] > 20 * 2**20 and scanned["files"] > 0 and scanned["processes"] > 0
+    row = sandbox_class["rows"]["sandbox_7_solution_hunt"]
+    assert (row["status"], float(row["score"])) == ("ok", 0.0)
+
+
 @pytest.fixture
 def student():
     """A sandboxed student process, started directly; closed afterwards."""

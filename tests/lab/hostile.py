@@ -20,6 +20,7 @@ import nbformat
 
 from autograder.pipeline.course import notebook
 
+from ..engine import hunt
 from ..engine.hostile import (  # what attacks any course attacks this lab too
     BIG_DISPLAY,
     BROKEN,
@@ -664,7 +665,36 @@ FIXED = {
     "concat_heads": "def concat_heads(answers):\n    return np.arange(len(answers[0]) * sum(np.shape(a)[1] for a in answers), dtype=float).reshape(len(answers[0]), -1)",
     "multi_head": "def multi_head(x, heads):\n    return np.arange(len(x) * sum(h[2].shape[1] for h in heads), dtype=float).reshape(len(x), -1)",
 }
+# Answers of a style of their own that call the others (served by the hidden tests), then a
+# last cell that searches everything its process can read for the source's solution lines.
+OWN_STYLE = {
+    "head": "def head(x, W_q, W_k, W_v):\n    return attention_weights(x, W_q, W_k).dot(x.dot(W_v))",
+    "multi_head": (
+        "def multi_head(x, heads):\n    outs = []\n    for triple in heads:\n"
+        "        outs.append(head(x, *triple))\n    return concat_heads(outs)"
+    ),
+}
+
+
+def _hunting(rel, sol, ctx):
+    nb = notebook.fill(rel, OWN_STYLE)
+    helpers = [p.read_text() for p in sorted(lab.ASSIGNMENT.release_dir.glob("*.py"))]
+    seen = "\n".join([c.source for c in nb.cells] + helpers)
+    source = notebook.read(lab.ROOT / lab.SOURCE)  # its solutions marked, as nbgrader marks them
+    cell = hunt.hunting_cell(hunt.solution_lines(source, seen), HUNT_CONTROL)
+    nb.cells.append(nbformat.v4.new_code_cell(cell, id="hunt"))
+    return _bytes(nb)
+
+
+HUNT_CONTROL = "outs.append(head(x, *triple))"  #: a line of the hunter's own, in its memory
+
 EXPLOITS = {
+    "solution_hunt": Case(
+        "head and multi_head in a style of their own, calling the served answers, then a "
+        "search of its memory, the processes and the files it can see for the solutions",
+        _hunting,
+        "ok", "partial",
+    ),
     "exploit_fixed_arrays": Case(
         "head, concat_heads and multi_head return a fixed array, whatever their inputs",
         lambda rel, sol, ctx: _bytes(notebook.fill(rel, FIXED)),

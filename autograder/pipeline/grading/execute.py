@@ -27,6 +27,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from types import CodeType
 from typing import Any
 
 import fastjsonschema
@@ -219,9 +220,17 @@ class Execution:
     """One submission's execution: the student's process, deadlines, what went wrong."""
 
     def __init__(
-        self, student: Student, timeout: float, wall: float, allowed: frozenset[str]
+        self,
+        student: Student,
+        timeout: float,
+        wall: float,
+        allowed: frozenset[str],
+        watched: frozenset[str] | None = None,
     ) -> None:
+        """allowed: :func:`student_names`; watched: those the student's process is told to
+        report on (default: all allowed), which it sees: never a name only a solution binds."""
         self.student, self.timeout = student, timeout
+        self.watched = allowed if watched is None else watched
         self.wall_deadline = time.monotonic() + wall
         self.cell_deadline = self.wall_deadline
         self.namespace = TestNamespace(self, allowed)
@@ -267,7 +276,7 @@ class Execution:
         stand_ins: ``{name: function}`` the student's code may call meanwhile.
         """
         if not self.watching:
-            message = {**message, "watch": sorted(self.namespace.allowed)}
+            message = {**message, "watch": sorted(self.watched)}
             self.watching = True
         self.functions = frozenset()  # unknown until a reply says, should this one not
         try:
@@ -378,6 +387,29 @@ def compiled_test(cell: Any) -> Any:
     return _compiled(cell.source, f"<{notebook.grade_id(cell)}>")
 
 
+def _names_in(code: CodeType) -> set[str]:
+    """Every global or attribute name ``code`` and the functions it defines read."""
+    names = set(code.co_names)
+    for constant in code.co_consts:
+        if isinstance(constant, CodeType):
+            names |= _names_in(constant)
+    return names
+
+
+def read_by_instructor(nb: Any) -> frozenset[str]:
+    """The names the instructor's cells of ``nb`` (tests, read-only cells) may look up.
+
+    What the grader tells a student's process to report on: names of the tests'
+    and the release's own text, never one that only the source's solutions bind.
+    """
+    names: set[str] = set()
+    for cell in nb.cells:
+        if cell.cell_type == "code" and (notebook.is_test(cell) or notebook.is_locked(cell)):
+            with contextlib.suppress(SyntaxError, ValueError):
+                names |= _names_in(compiled_test(cell))
+    return frozenset(names)
+
+
 def run_trusted_cell(run: Execution, cell: Any) -> list[Any]:
     """Run an instructor's cell (a test, or a read-only cell) in this process."""
     outputs: list[Any] = []
@@ -412,7 +444,7 @@ def execute(
     ``("ok", "")`` or why the run stopped early. Test cells that never ran get
     an error output, so they can never earn points.
     """
-    run = Execution(student, timeout, wall, allowed)
+    run = Execution(student, timeout, wall, allowed, read_by_instructor(nb) & allowed)
     count, stopped = 0, None
     with warnings.catch_warnings():
         warnings.simplefilter("default")

@@ -111,27 +111,22 @@ class Worker:
         course = configured(a)
         helpers = [text for name, text in self.files.items() if name.endswith(".py")]
         self.warm_up = (
-            "\n".join(notebook.imports(nb, helpers) for nb in sources.values())
+            "\n".join(notebook.imports(nb, helpers) for nb in self.release.values())
             if course.preload is None
             else "\n".join(f"import {name}" for name in course.preload)
         )
         self.warm_up_code = course.warm_up
-        # The instructor's own code, per notebook, for learn_figures: every cell a student's
-        # process would run (the tests run in the grader), solutions included.
-        self.trusted_cells = [
+        # Everything the zygote is given, and so every student's process holds, comes from
+        # the release: what the students were given. Nothing of the source that the release
+        # lacks (a solution, a hidden test, a name only they bind) may reach a student's
+        # process in any form, not even as a figure drawn from it or a cell's compiled text.
+        # The release's code a student's process runs as the course wrote it: for
+        # learn_figures, and transformed once in the zygote (the tests run in the grader).
+        self.release_cells = [
             [c.source for c in nb.cells if c.cell_type == "code" and not notebook.is_test(c)]
-            for nb in sources.values()
+            for nb in self.release.values()
         ]
-        # What a student's process runs as the course wrote it, its text transformed once
-        # in the zygote: the read-only cells, the answers as released and as solved.
-        self.known_cells = sorted(
-            {
-                c.source
-                for nb in [*self.release.values(), *sources.values()]
-                for c in nb.cells
-                if c.cell_type == "code" and not notebook.is_test(c)
-            }
-        )
+        self.known_cells = sorted({text for cells in self.release_cells for text in cells})
         self.draws = any("matplotlib" in text for text in [self.warm_up, *self.files.values()])
         self.graded = 0  # submissions this worker's current sandbox graded
         self.sandbox: Sandbox | None = None
@@ -183,17 +178,19 @@ class Worker:
             return self.sandbox
 
     def learn_figures(self) -> int:
-        """Have the sandbox learn the figures the instructor's own notebooks draw, once.
+        """Have the sandbox learn the figures the release's own cells draw, once.
 
         Every student's process then copies a PNG whose figure is exactly one
         of those instead of drawing it again: the same bytes, at a fraction of
         the cost (:mod:`autograder.sandbox.figures`). Returns how many it knows.
+        The release, never the source: a figure drawn from a solution would sit
+        in every student's process, its key a check of any guess at the answer.
         """
         sandbox = self._sandbox()
         if sandbox.figures is not None:
             return sandbox.figures
         limits = self.settings.limits
-        for cells in self.trusted_cells:
+        for cells in self.release_cells:
             sandbox.learn_figures(self.files, limits.for_sandbox(), cells, limits.timeout)
         return sandbox.figures or 0
 

@@ -259,3 +259,30 @@ def test_class_report_in_a_browser(graded_class):
         overflowing = chromium.look(page, browser.OVERFLOW)
     assert seen["image"] > 100 and seen["groups"] > 5 and seen["tests"] > 20, seen
     assert overflowing == [], overflowing[:5]
+
+
+def _printed(graded_class, student_id, label):
+    """What a student's cell printed after ``label``, read back as a Python value."""
+    import ast
+
+    import nbformat
+
+    path = graded_class["course"] / "autograded" / lab.submission_path(student_id)
+    for cell in nbformat.read(path, 4).cells:
+        for output in cell.get("outputs", []):
+            text = output.get("text", "")
+            if output.get("output_type") == "stream" and label in text:
+                return ast.literal_eval(text.split(label, 1)[1].strip().splitlines()[0])
+    raise AssertionError(f"{student_id} printed no {label!r}")
+
+
+def test_no_solution_reaches_a_students_process(graded_class):
+    """After the hidden tests served it the references, does a student's process hold no
+    solution line, in its memory, the processes it sees or the files it can read?"""
+    found = _printed(graded_class, "solution_hunt", "found:")
+    scanned = _printed(graded_class, "solution_hunt", "scanned:")
+    assert ("control", "memory") in found  # the search finds what is there
+    assert [hit for hit in found if hit[0] != "control"] == []
+    assert scanned["memory"] > 20 * 2**20 and scanned["files"] > 0
+    rows = graded_class["rows"]["solution_hunt"]
+    assert float(rows["test_multi_head_values"]) > 0  # its answers were called, served answers too
