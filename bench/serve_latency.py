@@ -110,6 +110,10 @@ def main() -> int:
         course_id = find_assignment(course).config.CourseDirectory.course_id
         subprocess.run([sys.executable, "-m", "nbgrader", "release_assignment", a.id],
                        cwd=course, env=env, check=True, capture_output=True)  # fmt: skip
+        roster = scratch / "roster.csv"  # the class enrolled: the service grades no other id
+        roster.write_text("id\n" + "".join(f"{s}\n" for s in [*honest, "runaway", RESUBMITTER]))
+        subprocess.run([sys.executable, "-m", "nbgrader", "db", "student", "import", str(roster)],
+                       cwd=course, env=env, check=True, capture_output=True)  # fmt: skip
         inbound = exchange / course_id / "inbound"
         runaway = hostile.FAILURES[RUNAWAY].build(release_nb, solution_nb, {"course": course})
         log = (scratch / "serve.log").open("w")

@@ -15,6 +15,12 @@ itself, and counts the attempt once.
 ``shown`` says which page the student holds in the exchange: ``early`` (the
 before-the-due-date page) or ``full``; a page is released again, in full,
 once the student's due date has passed.
+
+``secret`` is the hand-in's ``submission_secret.txt`` as first read, which
+names its pages in the exchange, with ``secret_at``, when the kernel says that
+file last changed (nanoseconds). A secret belongs to the student whose hand-in
+held it first: another student's hand-in with the same secret (read from the
+owner's home folder) is never given a page under it (:meth:`Journal.secret_of`).
 """
 
 from __future__ import annotations
@@ -45,6 +51,8 @@ create table if not exists hand_ins (
 );
 create index if not exists by_student on hand_ins (student, handed_in);
 """
+#: columns added since the first journals: (name, declaration)
+_ADDED = (("secret", "text"), ("secret_at", "integer"))
 
 
 @dataclass(frozen=True)
@@ -92,6 +100,11 @@ class Journal:
         self.db.execute("pragma journal_mode=wal")
         self.db.execute("pragma synchronous=full")  # a kill at any moment keeps what was said
         self.db.executescript(_SCHEMA)
+        columns = {row[1] for row in self.db.execute("pragma table_info(hand_ins)")}
+        for name, declaration in _ADDED:
+            if name not in columns:
+                self.db.execute(f"alter table hand_ins add column {name} {declaration}")
+        self.db.execute("create index if not exists by_secret on hand_ins (secret)")
 
     def close(self) -> None:
         """Close the file."""
@@ -194,6 +207,34 @@ class Journal:
             "update hand_ins set state = ?, shown = '' where key = ? and state = ?",
             (WAITING, key, KEPT),
         )
+
+    def dated(self, key: str, handed_in: datetime) -> None:
+        """Set the hand-in's time: when its content was complete, as the kernel says."""
+        self.db.execute(
+            "update hand_ins set handed_in = ? where key = ?", (handed_in.isoformat(), key)
+        )
+
+    def remember_secret(self, key: str, secret: str, changed: int) -> None:
+        """Keep the hand-in's secret as first read (its file changed at ``changed`` ns);
+        a secret kept already stays."""
+        self.db.execute(
+            "update hand_ins set secret = ?, secret_at = ? where key = ? and secret is null",
+            (secret, changed, key),
+        )
+
+    def secret_of(self, key: str) -> str | None:
+        """The secret the hand-in ``key``'s pages go under (:meth:`remember_secret`), or None:
+        none kept, or another student's hand-in held it first (by when its file changed)."""
+        row = self.db.execute(
+            "select secret, student from hand_ins where key = ?", (key,)
+        ).fetchone()
+        if row is None or row[0] is None:
+            return None
+        first = self.db.execute(
+            "select student from hand_ins where secret = ? order by secret_at, seen, key limit 1",
+            (row[0],),
+        ).fetchone()
+        return str(row[0]) if first is not None and first[0] == row[1] else None
 
     def attempts(self) -> dict[str, int]:
         """``{student: graded hand-ins}`` for every student with one."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 import html
 import os
+import stat
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,9 @@ from autograder.pipeline.files import write_atomic
 
 HIDDEN_MESSAGE = "its message is shown after the due date"  #: what a hidden failure says early
 PAGE_MODE = 0o644  #: as nbgrader's release_feedback leaves a page: students read it
-FOLDER_MODE = 0o755
+#: as nbgrader's exchange makes it: a page is reached by its name, which only its secret
+#: gives; the folder is never listed by a student
+FOLDER_MODE = 0o711
 
 
 def hidden_cells(assignment: Assignment) -> dict[str, set[str]]:
@@ -102,7 +105,9 @@ def release(exchange: Path, course_id: str, secret: str, stems: list[str], page:
     folder = Path(exchange) / course_id / "feedback"
     if not folder.is_dir():
         folder.mkdir(parents=True, exist_ok=True)
-        os.chmod(folder, FOLDER_MODE)
+    info = folder.stat()
+    if stat.S_IMODE(info.st_mode) != FOLDER_MODE and info.st_uid == os.geteuid():
+        os.chmod(folder, FOLDER_MODE)  # one an earlier version made 0755 too
     data = page.encode()
     for stem in stems:
         name = notebook_hash(secret=secret, notebook_id=stem)

@@ -33,12 +33,14 @@ One service per course: a second refuses to start, in one line.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import fcntl
 import hashlib
 import logging
 import multiprocessing
 import os
+import pwd
 import queue
 import shutil
 import signal
@@ -46,7 +48,7 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -56,7 +58,7 @@ from nbgrader.exchange.default.exchange import Exchange as ExchangeRoot
 
 from autograder import log
 from autograder.pipeline import results
-from autograder.pipeline.course import extensions, notebook, removals, turns
+from autograder.pipeline.course import extensions, notebook, removals, students, turns
 from autograder.pipeline.course.assignment import Assignment, find_assignment
 from autograder.pipeline.course.gradebook import (
     due_date,
@@ -88,6 +90,9 @@ REPORT_AFTER = 2.0  #: seconds without a new result before the class report is w
 REFRESH = 2.0  #: seconds between reading the due date, extensions and removals again
 CHANGED = 10.0  #: seconds between looks at whether the assignment (tests, config) changed
 SERVICE_LOCK = ".serve.lock"  #: in the course folder: held by the one service running
+MAX_WAITING = 20  #: a student's hand-ins that may wait at once; one more is refused
+MAX_REMEMBERED = 100_000  #: hand-in names of unknown ids remembered as passed over, at most
+ABANDONED = 3600.0  #: seconds after which a hand-in nbgrader never finished is refused
 
 
 def state_folder(assignment: Assignment) -> Path:
@@ -192,7 +197,11 @@ class Service:
         self.results: list[tuple[InFlight, Graded]] = []  # graded, waiting for the turn
         self.tries: dict[str, int] = {}  # hand-in key: times the grader failed on it
         self.pool: ProcessPoolExecutor | None = None
-        self.known: set[str] = set()
+        self.known: set[str] = set()  # hand-in keys the journal holds
+        self.watcher: inbound.Watcher | None = None
+        self.students: set[str] = set()  # the ids the course knows (students.in_gradebook)
+        self.ignored: set[str] = set()  # hand-in keys of ids the course does not know
+        self.passed_over: set[str] = set()  # those the log has named
         self.due: datetime | None = None
         self.granted: dict[str, extensions.Extension] = {}
         self.removed: set[str] = set()  # students a TA took out of the assignment
@@ -325,6 +334,12 @@ class Service:
             self.removed = set(removals.recorded(self.assignment))
         except UserError as why:  # a TA's half-edited file: keep the last good one
             _log.warning(f"warning: {why}")
+        # The course's students: its gradebook (its roster), those a TA took out (told so),
+        # and those it has results for.
+        known = students.in_gradebook(self.assignment) | self.removed
+        known |= set(self.out.state.student_ids())
+        if known != self.students:  # a student added: their hand-ins are looked at again
+            self.students, self.ignored = known, set()
 
     def due_for(self, student: str) -> datetime | None:
         """The student's due date: the assignment's, moved by their extension."""
@@ -335,32 +350,64 @@ class Service:
         return self.due + extra if extra else self.due
 
     def scan(self) -> None:
-        """Add new hand-ins to the journal; queue each student with whole work waiting."""
+        """Add new hand-ins to the journal; queue each student with whole work waiting.
+
+        The inbound is the students' to write: a hand-in under an id the course does not
+        know is passed over (no place in the queue, no row), one whose folder is gone
+        before it was whole is refused (it blocks no later hand-in), and the secret of
+        each whole one is kept as first read (:meth:`release`).
+        """
         if not self.known:
             self.known = self.journal.known()
-        for hand_in in inbound.scan(self.exchange, self.course_id, self.assignment.id):
-            if hand_in.key not in self.known:
-                self.journal.add(hand_in.key, hand_in.student_id, hand_in.handed_in)
-                self.known.add(hand_in.key)
+        if self.watcher is None:
+            self.watcher = inbound.Watcher(self.exchange, self.course_id, self.assignment.id)
+        waiting: dict[str, int] | None = None  # each student's hand-ins waiting, when needed
+        for hand_in in self.watcher.new():
+            if hand_in.key in self.known or hand_in.key in self.ignored:
+                continue
+            refusal = self.refusal(hand_in)
+            if refusal and hand_in.student_id not in self.students and not _user(hand_in):
+                if len(self.passed_over) > MAX_REMEMBERED:  # names come and go: stay bounded
+                    self.passed_over, self.ignored = set(), set()
+                if hand_in.key not in self.passed_over:  # said once, however often seen
+                    self.passed_over.add(hand_in.key)
+                    _log.warning(f"warning: passed over {_shown(hand_in.key)}: {refusal}")
+                self.ignored.add(hand_in.key)  # a made-up id: not even a row
+                continue
+            if waiting is None:
+                waiting = collections.Counter(e.student for e in self.journal.waiting())
+            self.journal.add(hand_in.key, hand_in.student_id, hand_in.handed_in)
+            self.known.add(hand_in.key)
+            waiting[hand_in.student_id] = waiting.get(hand_in.student_id, 0) + 1
+            if waiting[hand_in.student_id] > MAX_WAITING:
+                note = f"more than {MAX_WAITING} of the student's hand-ins waited at once"
+                self.journal.finish(hand_in.key, REFUSED, note=note)
         now = time.time()
         busy = set(self.in_flight) | set(self.queue)
         busy |= {flight.hand_in.student_id for flight, _ in self.results}  # to be recorded
         for entry in self.journal.waiting():
-            student = entry.student
-            if student in busy:
+            hand_in = self.hand_in(entry.key, entry.student, entry.handed_in)
+            if not os.path.lexists(hand_in.folder):
+                self.journal.finish(entry.key, REFUSED, note="its folder was removed unfinished")
                 continue
-            busy.add(student)
-            if inbound.whole(self.hand_in(entry.key, student, entry.handed_in), now):
-                self.queue.append(student)
+            if not inbound.whole(hand_in, now):
+                if (utc_now() - entry.seen).total_seconds() > ABANDONED:
+                    self.journal.finish(entry.key, REFUSED, note="never finished")
+                continue
+            if entry.student in busy:
+                continue
+            secret = hand_in.secret
+            if secret is not None:
+                self.journal.remember_secret(entry.key, *secret)
+            busy.add(entry.student)
+            self.queue.append(entry.student)
 
     def hand_in(self, key: str, student: str, handed_in: datetime) -> inbound.HandIn:
         """The hand-in ``key`` in the inbound folder."""
         folder = inbound.inbound_folder(self.exchange, self.course_id) / key
         named = inbound.named_time(key)
-        claimed = (
-            named if named is not None and abs((handed_in - named).total_seconds()) > 1 else None
-        )
-        return inbound.HandIn(key, student, handed_in, folder, claimed)
+        off = named is not None and abs((handed_in - named).total_seconds()) > inbound.SKEW
+        return inbound.HandIn(key, student, handed_in, folder, named if off else None)
 
     def dispatch(self) -> None:
         """Give free workers the next students' newest hand-ins (see the module's docstring)."""
@@ -371,7 +418,10 @@ class Service:
             waiting = [
                 self.hand_in(e.key, student, e.handed_in) for e in entries if e.state == WAITING
             ]
-            ready = [h for h in waiting if inbound.whole(h) and self.theirs(h)]
+            # Each hand-in's time is when the kernel says its content was complete: a
+            # folder made early and filled late, or named for another day, counts as filled.
+            ready = [inbound.completed(h) for h in waiting if inbound.whole(h) and self.theirs(h)]
+            ready.sort(key=lambda h: (h.handed_in, h.key))
             if not ready:
                 continue
             if student in self.removed:  # as `grade` skips them: `remove --undo` brings them back
@@ -381,19 +431,23 @@ class Service:
             newest = ready[-1]
             for older in ready[:-1]:
                 self.supersede(older, newest)
-            history = [e for e in entries if e.key != newest.key]
-            due = self.due_for(student)
-            if not self.policy.grade_now(history, newest.handed_in, due, now):
-                self.keep(newest, due)
-                continue
             staged = self.scratch / "staged" / hashlib.sha256(newest.key.encode()).hexdigest()[:16]
             try:
                 submission = inbound.stage(newest, staged, self.assignment)
             except OSError as error:  # unreadable to the instructor: nothing to grade
-                _log.warning(f"warning: {newest.key} cannot be read: {error}")
+                _log.warning(f"warning: {_shown(newest.key)} cannot be read: {error}")
                 submission = None
             if submission is None:
                 self.journal.finish(newest.key, REFUSED, note="the hand-in's folder is gone")
+                continue
+            if submission.timestamp is not None:  # as the copy left it (stage reads it again)
+                newest = replace(newest, handed_in=submission.timestamp)
+            self.journal.dated(newest.key, newest.handed_in)
+            history = [e for e in entries if e.key != newest.key]
+            due = self.due_for(student)
+            if not self.policy.grade_now(history, newest.handed_in, due, now):
+                shutil.rmtree(staged, ignore_errors=True)
+                self.keep(newest, due)
                 continue
             assert self.pool is not None
             try:
@@ -405,13 +459,22 @@ class Service:
             self.in_flight[student] = InFlight(newest, submission, staged)
             future.add_done_callback(_put_in(self.done, student))
 
+    def refusal(self, hand_in: inbound.HandIn) -> str | None:
+        """Why ``hand_in`` is not its student's to grade (:func:`inbound.owner_refusal`);
+        with ``c.CollectApp.check_owner`` off, only an id the course does not know."""
+        if self.check_owner:
+            return inbound.owner_refusal(hand_in, self.students)
+        if hand_in.student_id in self.students or _user(hand_in):
+            return None
+        return f"{hand_in.student_id} is no student of the course (nor a user of this machine)"
+
     def theirs(self, hand_in: inbound.HandIn) -> bool:
         """Is the hand-in its student's own (``c.CollectApp.check_owner``, as ``nbgrader
         collect`` checks it)? One that is not is refused: it grades nothing, supersedes
         nothing and uses no attempt of the student it names."""
-        refusal = inbound.owner_refusal(hand_in) if self.check_owner else None
+        refusal = self.refusal(hand_in)
         if refusal:
-            _log.warning(f"warning: refused {hand_in.key}: {refusal}")
+            _log.warning(f"warning: refused {_shown(hand_in.key)}: {refusal}")
             self.journal.finish(hand_in.key, REFUSED, note=refusal)
         return refusal is None
 
@@ -650,13 +713,21 @@ class Service:
         shutil.copytree(staged, target, symlinks=True)
 
     def release(self, hand_in: inbound.HandIn, page: str) -> None:
-        """Put ``page`` in the exchange for ``hand_in`` (no secret: nbgrader older than
-        0.8 handed it in, and nothing can name its page)."""
-        secret = hand_in.secret
-        if not secret:
-            _log.warning(f"warning: {hand_in.key} has no submission_secret.txt: no page returned")
+        """Put ``page`` in the exchange for ``hand_in``, one per notebook of the assignment,
+        under the secret the hand-in was first seen with (:meth:`Journal.secret_of`).
+
+        None when it has none (nbgrader older than 0.8 handed it in: nothing can name
+        its page), or when another student's hand-in held that secret first (it was
+        read from their home folder): the page would replace theirs."""
+        read = hand_in.secret
+        if read is not None:
+            self.journal.remember_secret(hand_in.key, *read)
+        secret = self.journal.secret_of(hand_in.key)
+        if secret is None:
+            why = "no submission_secret.txt" if read is None else "another student's secret"
+            _log.warning(f"warning: {_shown(hand_in.key)} has {why}: no page returned")
             return
-        stems = sorted(set(hand_in.notebook_stems()) | set(self.assignment.stems))
+        stems = inbound.page_stems(hand_in, self.assignment)
         pages.release(self.exchange, self.course_id, secret, stems, page)
         self.journal.released(hand_in.key)
 
@@ -743,6 +814,20 @@ class Service:
         except Exception as error:  # the report is for TAs: the service goes on without it
             _log.warning(f"warning: the class report was not written: {error}")
             self.report_due = 0.0
+
+
+def _user(hand_in: inbound.HandIn) -> bool:
+    """Is the hand-in's student id a user of this machine?"""
+    try:
+        pwd.getpwnam(hand_in.student_id)
+    except KeyError:
+        return False
+    return True
+
+
+def _shown(key: str) -> str:
+    """A hand-in's folder name as a log line shows it: control characters escaped, short."""
+    return students.shown(key)
 
 
 def _page_name(key: str) -> str:

@@ -42,6 +42,7 @@ pytestmark = pytest.mark.slow
 ID, COURSE_ID = "toy-1", "toy"
 WAIT = 300  #: seconds at most for a page: a guard against a hang, never a measure
 WRONG_HIDDEN = dict(toy.SOLVED, double="def double(v):\n    return abs(2 * v)")  # fails -3
+STUDENTS = ("ada", "ben", "cal", "dan", "eve")  #: the course's students, in its gradebook
 
 
 class Class:
@@ -150,6 +151,11 @@ def served(lesson_course, tmp_path):
     )
     assert released.returncode == 0, released.stderr
     _due(lesson_course, datetime.now(UTC) + timedelta(hours=1))
+    roster = tmp_path / "roster.csv"  # the class, as an instructor enrols it
+    roster.write_text("id\n" + "".join(f"{s}\n" for s in STUDENTS))
+    enrolled = run_nbgrader(["db", "student", "import", str(roster)], timeout=120,
+                            cwd=lesson_course, env=tool_environment())  # fmt: skip
+    assert enrolled.returncode == 0, enrolled.stderr
     return lesson_course, Class(lesson_course, exchange, tmp_path / "homes")
 
 
@@ -180,6 +186,10 @@ def test_each_hand_in_is_graded_on_arrival_and_its_page_comes_back(served, tmp_p
         assert "double(-3)" not in ben and "BEGIN HIDDEN" not in ben
         (cal,) = students.pages("cal")
         assert "Grading note (unreadable)" in cal and "toy-Copy1.ipynb" in cal
+        # an id the course does not know gets no place in the queue and no row
+        students.hand_in("zoe", toy.SOLVED)
+        _wait(lambda: "passed over zoe+" in log.read_text(), service, log)
+        assert not any(e["student"] == "zoe" for e in _journal(course))
 
         # ben again, right: a new page, and the gradebook holds the last
         students.hand_in("ben", toy.SOLVED)

@@ -4,6 +4,7 @@ The whole service, started as an instructor starts it, is tested in test_serve.p
 """
 
 import os
+import subprocess
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -107,18 +108,17 @@ def test_the_inbound_is_read_as_nbgrader_names_it(tmp_path):
     _hand_in(box, f"../x+toy-1+{stamp}+abc".replace("/", "_"), {})  # no plain id
     _hand_in(box, "cal+toy-1+not a time+abc", {})
     found = inbound.scan(tmp_path / "exchange", "toy", "toy-1")
-    assert [(h.student_id, h.handed_in, h.claimed) for h in found] == [
-        ("a+b", now, None),
-        ("ada", now, None),
-    ]
-    ada = found[1]
+    assert [(h.student_id, h.claimed) for h in found] == [("a+b", None), ("ada", None)]
+    for hand_in in found:  # the kernel's time, not the name's: close to it for an honest one
+        assert 0 <= (hand_in.handed_in - now).total_seconds() < 5
+    ada = next(h for h in found if h.student_id == "ada")
     ada.folder.chmod(0o755)
     now = ada.folder.stat().st_mtime
     assert not inbound.whole(ada, now + 1)  # nbgrader has not opened it yet: still writing
     assert inbound.whole(ada, now + inbound.SETTLED + 1)  # a submit that died halfway
     ada.folder.chmod(0o777)
     assert inbound.whole(ada, now)
-    assert not inbound.whole(found[0], now + 1e6)  # no secret at all
+    assert not inbound.whole(next(h for h in found if h.student_id == "a+b"), now + 1e6)
 
 
 def test_a_hand_in_is_staged_without_following_links(tmp_path):
@@ -146,7 +146,9 @@ def test_a_hand_in_is_staged_without_following_links(tmp_path):
     assert not any(p.is_symlink() for p in staged.rglob("*"))
     said = " ".join(sub.notes)
     assert "links are not followed" in said and "toy.ipynb" in said
-    assert sub.timestamp == datetime(2026, 12, 1, 10)
+    # the kernel's time of its last change, not the 2026-12-01 its name and file claim
+    made = datetime.fromtimestamp(folder.lstat().st_ctime, UTC).replace(tzinfo=None)
+    assert sub.timestamp is not None and sub.timestamp >= made
     assert "toy.ipynb" not in sub.files or b"BEGIN SOLUTION" not in sub.files["toy.ipynb"]
 
 
@@ -188,10 +190,16 @@ def test_a_hand_in_owned_by_another_user_is_refused(tmp_path):
     folder = tmp_path / "root+toy-1+2026-12-01 10:00:00 UTC+x"
     folder.mkdir()
     os.chown(folder, 65534, 65534)  # nobody
-    refusal = inbound.owner_refusal(inbound.HandIn(folder.name, "root", T0, folder))
+    refusal = inbound.owner_refusal(inbound.HandIn(folder.name, "root", T0, folder), set())
     assert refusal is not None and "handed in as root by" in refusal
     os.chown(folder, 0, 0)
-    assert inbound.owner_refusal(inbound.HandIn(folder.name, "root", T0, folder)) is None
+    assert inbound.owner_refusal(inbound.HandIn(folder.name, "root", T0, folder), set()) is None
+    # an id no user has: only one the course knows, and never from a student's own folder
+    made_up = inbound.HandIn(folder.name, "no-such-user-x", T0, folder)
+    assert "no student of the course" in inbound.owner_refusal(made_up, {"ada"})
+    assert inbound.owner_refusal(made_up, {"no-such-user-x"}) is None
+    refusal = inbound.owner_refusal(made_up, {"no-such-user-x", "root"})  # root's folder
+    assert refusal is not None and "by root" in refusal
 
 
 def test_a_backdated_hand_in_counts_from_when_it_was_made(tmp_path):
@@ -274,3 +282,110 @@ def test_stopping_kills_every_worker_even_of_a_pool_still_starting():
     finally:
         if orphan.is_alive():
             orphan.kill()
+
+
+def test_no_name_in_the_inbound_is_an_error(tmp_path):
+    """Is every folder name a hand-in or nothing: never an error, a warning raised, or a crash,
+    whatever its time part, encoding or length?"""
+    import warnings
+
+    box = tmp_path / "exchange" / "toy" / "inbound"
+    names = [
+        "ada+toy-1+2026-12-06 10:00:00..+x",  # dateutil warns (DeprecatedTzKeyWarning)
+        "ada+toy-1+" + "9" * 5000 + "+x",
+        "ada+toy-1+2026-13-45 99:99:99 UTC+x",
+        os.fsdecode(b"ada+toy-1+\xff\xfe+x"),
+        os.fsdecode(b"\xff+toy-1+2026-12-06 10:00:00 UTC+x"),
+        "ada+toy-1+2026-12-06 10:00:00 UTC+fine",
+    ]
+    for name in names:
+        try:
+            (box / name).mkdir(parents=True)
+        except OSError:  # a name too long for the filesystem: named_time must still cope
+            assert inbound.named_time(name) is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # as a service whose warnings are errors would run
+        found = inbound.scan(tmp_path / "exchange", "toy", "toy-1")
+    # dateutil reads "10:00:00.." as 10:00 (with a warning): a claim like any other
+    assert sorted(h.key for h in found) == sorted([names[0], names[-1]])
+
+
+def test_the_inbound_is_listed_again_only_when_it_changed(tmp_path, monkeypatch):
+    """Does a folder of junk names cost one look a name, once: each parsed once, and the
+    folder not listed again while it is unchanged?"""
+    box = tmp_path / "exchange" / "toy" / "inbound"
+    box.mkdir(parents=True)
+    for n in range(300):
+        (box / f"junk{n}+toy-1+2026-12-06 10:00:00 UTC+x").mkdir()
+    parsed, listed = [], []
+    real_parse, real_listdir = inbound.parse_name, os.listdir
+    monkeypatch.setattr(inbound, "parse_name", lambda *a: parsed.append(a) or real_parse(*a))
+    monkeypatch.setattr(inbound.os, "listdir", lambda p: listed.append(p) or real_listdir(p))
+    watcher = inbound.Watcher(tmp_path / "exchange", "toy", "toy-1")
+    assert len(watcher.new()) == 300 and len(parsed) == 300 and len(listed) == 1
+    old = box.stat().st_mtime - 60  # as if it last changed a minute ago
+    os.utime(box, (old, old))
+    watcher.stamp = None
+    watcher.new()  # listed again once (its time changed), no name parsed again
+    assert len(listed) == 2 and len(parsed) == 300
+    assert watcher.new() == [] and len(listed) == 2  # unchanged: not even listed
+    (box / "ada+toy-1+2026-12-06 10:00:00 UTC+new").mkdir()
+    assert [h.student_id for h in watcher.new() if h.student_id == "ada"] == ["ada"]
+    assert len(parsed) == 301
+
+
+def test_a_hand_in_is_timed_and_read_within_its_depth(tmp_path):
+    """Is a hand-in 1,200 folders deep read without a crash, only so deep, and its time the
+    latest change below it that was read (a file written after the folder was made)?"""
+    course = toy.write_course(tmp_path / "course", "toy-1", {"toy.ipynb": toy.DOUBLE})
+    toy.write_notebook(toy.DOUBLE, course / "release" / "toy-1" / "toy.ipynb")
+    from autograder.pipeline.course.assignment import find_assignment
+
+    folder = _hand_in(tmp_path / "inbound", "ada+toy-1+2026-12-01 10:00:00 UTC+x", {})
+    here = folder
+    for _ in range(1200):
+        here = here / "d"
+        here.mkdir()
+    (folder / os.fsdecode(b"\xff\xfe.ipynb")).write_text("{}")
+    (folder / "d" / "late.txt").write_text("written last")
+    late = datetime.fromtimestamp((folder / "d" / "late.txt").lstat().st_ctime, UTC)
+    hand_in = inbound.HandIn(folder.name, "ada", T0, folder)
+    assert inbound.completed(hand_in).handed_in == late.replace(tzinfo=None)
+    sub = inbound.stage(hand_in, tmp_path / "staged", find_assignment(course))
+    said = " ".join(sub.notes)
+    assert f"more than {inbound.MAX_DEPTH} deep" in said and "not UTF-8" in said
+    assert sub.timestamp == late.replace(tzinfo=None)
+    assert inbound.page_stems(hand_in, find_assignment(course)) == ["toy"]
+    subprocess.run(["rm", "-rf", str(folder)], check=True)  # too deep for shutil.rmtree
+
+
+def test_one_page_per_notebook_whatever_a_hand_in_holds(tmp_path):
+    course = toy.write_course(tmp_path / "course", "toy-1", {"toy.ipynb": toy.DOUBLE})
+    from autograder.pipeline.course.assignment import find_assignment
+
+    a = find_assignment(course)
+    many = _hand_in(tmp_path / "in", "a", {f"n{i}.ipynb": b"{}" for i in range(300)})
+    assert inbound.page_stems(inbound.HandIn("a", "ada", T0, many), a) == ["toy"]
+    copy = _hand_in(tmp_path / "in", "b", {"toy-Copy1.ipynb": b"{}"})  # graded as toy.ipynb
+    assert inbound.page_stems(inbound.HandIn("b", "ada", T0, copy), a) == ["toy-Copy1"]
+
+
+def test_a_secret_belongs_to_the_student_who_held_it_first(tmp_path):
+    """A secret read from another's home and handed in: no page under it for the thief, the
+    owner's pages still; a secret changed after it was first read changes nothing."""
+    journal = Journal(tmp_path / "j.sqlite")
+    journal.add("ada-1", "ada", T0)
+    journal.add("zed-1", "zed", T0 + timedelta(minutes=1))
+    journal.remember_secret("zed-1", "s3cret", 2_000)  # seen first, but its file is newer
+    journal.remember_secret("ada-1", "s3cret", 1_000)
+    assert journal.secret_of("ada-1") == "s3cret"
+    assert journal.secret_of("zed-1") is None
+    journal.remember_secret("ada-1", "other", 3_000)  # kept as first read
+    assert journal.secret_of("ada-1") == "s3cret"
+    journal.add("ben-1", "ben", T0)
+    assert journal.secret_of("ben-1") is None  # none read: no page
+    journal.dated("ben-1", T0 + timedelta(hours=2))
+    assert journal.entry("ben-1").handed_in == T0 + timedelta(hours=2)
+    journal.close()
+    again = Journal(tmp_path / "j.sqlite")  # an older journal gains the columns once
+    assert again.secret_of("ada-1") == "s3cret"

@@ -17,6 +17,7 @@ Not covered here: the same steps in a browser, through JupyterHub's
 *Assignments* tab.
 """
 
+import json
 import os
 import pwd
 import shutil
@@ -27,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import nbformat
@@ -387,3 +388,151 @@ def test_graded_on_submit_through_the_exchange(
     ]  # fmt: skip
     print("\ngraded on submit, seconds from hand-in to page:",
           ", ".join(f"{u} {s:.1f}" for u, s in latency.items()))  # fmt: skip
+
+
+# -- The inbound is the students' to write: hostile hand-ins -----------------------------------
+
+FORGE = r"""
+import json, os, sys
+spec = json.loads(sys.argv[1])
+folder = os.path.join(spec["inbound"], os.fsdecode(bytes.fromhex(spec["name"])))
+os.mkdir(folder)
+here = folder
+for _ in range(spec.get("depth", 0)):  # a hand-in that goes deeper than any walk should
+    here = os.path.join(here, "d")
+    os.mkdir(here)
+for name, text in spec.get("files", {}).items():
+    with open(os.path.join(folder, os.fsdecode(bytes.fromhex(name))), "w") as handle:
+        handle.write(text)
+os.chmod(folder, int(spec.get("mode", "777"), 8))
+if spec.get("remove"):
+    for name in spec.get("files", {}):
+        os.remove(os.path.join(folder, os.fsdecode(bytes.fromhex(name))))
+    os.rmdir(folder)
+"""
+
+
+def _forge(user: str, python: str, exchange: Path, name: bytes | str, **spec) -> str:
+    """As ``user``, make a hand-in folder ``name`` in the inbound by hand (not with nbgrader):
+    ``files`` ({name: text}), ``mode``, ``depth`` folders inside, ``remove`` it at once."""
+    raw = name.encode() if isinstance(name, str) else name
+    files = {
+        (k.encode() if isinstance(k, str) else k).hex(): v for k, v in spec.pop("files", {}).items()
+    }
+    inbound = str(exchange / COURSE_ID / "inbound")
+    done = _as(user, python, "-c", FORGE, json.dumps({"inbound": inbound, "name": raw.hex(),
+                                                       "files": files, **spec}))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return os.fsdecode(raw)
+
+
+def _stamp(moment: datetime) -> str:
+    return f"{moment:%Y-%m-%d %H:%M:%S.%f} UTC"
+
+
+def test_graded_on_submit_trusts_nothing_a_student_writes_in_the_inbound(
+    shared_machine, users_env, release_nb, solution_nb, tmp_path
+):
+    """Hand-in folders made by hand, as a hostile student would: names that crash a parser,
+    folders too deep, another's name, a stolen secret, hundreds of notebooks, made-up ids,
+    early folders filled late and times in the future. The service stays up, honest students
+    get their own pages, and each trick gains nothing."""
+    course_dir, exchange = shared_machine
+    python = str(users_env / "bin" / "python")
+    at, lab_id = f"--Exchange.root={exchange}", lab.ASSIGNMENT.id
+    with open(course_dir / "course_config.py", "a") as config:
+        config.write("\nc.Autograder.attempts = 3\n")
+    due = datetime.now(UTC).replace(tzinfo=None) + timedelta(days=1)
+    dated = _nbgrader("db", "assignment", "add", lab_id, f"--duedate={_stamp(due)}", cwd=course_dir)
+    assert dated.returncode == 0, dated.stderr
+    assert _nbgrader("release_assignment", lab_id, at, cwd=course_dir).returncode == 0
+    correct = _answers("correct/loops", release_nb, solution_nb)
+    for user in USERS:
+        fetched = _as(user, python, "-m", "nbgrader", "fetch_assignment", lab_id,
+                      f"--course={COURSE_ID}", at)  # fmt: skip
+        assert fetched.returncode == 0, fetched.stderr
+        _fill_in(user, correct)
+    log = tmp_path / "serve.log"
+    service = _service(course_dir, exchange, log)
+    zed, now = UNREADABLE, datetime.now(UTC).replace(tzinfo=None)
+    try:
+        # Before ada hands in: an empty folder in her name, made and removed by zed, and one
+        # zed leaves unfinished; names that crashed the service once; a made-up id.
+        _forge(zed, python, exchange, f"nbx-ada+{lab_id}+{_stamp(now)}+gone", remove=True)
+        unfinished = _forge(zed, python, exchange, f"nbx-ada+{lab_id}+{_stamp(now)}+open",
+                            mode="755")  # fmt: skip
+        _forge(zed, python, exchange, f"nbx-zed+{lab_id}+2026-12-06 10:00:00..+dots",
+               files={"submission_secret.txt": "x"})  # fmt: skip
+        _forge(zed, python, exchange, b"nbx-zed+" + lab_id.encode() + b"+\xff\xfe+bytes")
+        _forge(zed, python, exchange, f"no-such-student+{lab_id}+{_stamp(now)}+fake",
+               files={"submission_secret.txt": "fake", lab.NOTEBOOK: correct})  # fmt: skip
+        handed = _submit("nbx-ada", python, at)
+        _until(lambda: any(e["student"] == "nbx-ada" and e["state"] == "graded" and e["released"]
+                           for e in _journal(course_dir)), service, log)  # fmt: skip
+        feedback = exchange / COURSE_ID / "feedback"
+        assert stat.S_IMODE(feedback.stat().st_mode) == 0o711  # as nbgrader makes it
+        (ada_page,) = _served_pages("nbx-ada", python, at)
+        assert "attempt 1" in ada_page and f"{float(lab.AUTOGRADED)} / " in ada_page
+        assert not any(e["student"] == "no-such-student" for e in _journal(course_dir))
+        entries = {e["key"]: e for e in _journal(course_dir)}
+        assert entries[unfinished]["state"] == "waiting"  # blocks nobody
+        gone = [e for e in entries.values() if e["key"].endswith("+gone")]
+        assert [e["state"] for e in gone] in ([], ["refused"])  # seen or not: never waiting
+
+        # zed: his own hand-in, 1,200 folders deep, a notebook named in bytes UTF-8 cannot
+        # spell, 300 notebooks, ada's secret (read from her readable home) and a name that
+        # says the day after the due date
+        (ada_folder,) = [p for p in (exchange / COURSE_ID / "inbound").iterdir()
+                         if p.name.startswith("nbx-ada+") and "submission_secret.txt" in
+                         {q.name for q in p.iterdir()} and p.stat().st_uid != 0
+                         and p.name.split("+")[-1] not in ("gone", "open")]  # fmt: skip
+        stolen = (ada_folder / "submission_secret.txt").read_text()
+        pages_before = len(list(feedback.iterdir()))
+        later = due + timedelta(days=1)
+        files = {
+            lab.NOTEBOOK: correct,
+            "submission_secret.txt": stolen,
+            b"\xff\xfe.ipynb": "{}",
+            **{f"copy{n}.ipynb": "{}" for n in range(300)},
+        }
+        deep = _forge(zed, python, exchange, f"nbx-zed+{lab_id}+{_stamp(later)}+deep",
+                      files=files, depth=1200)  # fmt: skip
+        _until(lambda: any(e["key"] == deep and e["state"] != "waiting"
+                           for e in _journal(course_dir)), service, log)  # fmt: skip
+        entry = {e["key"]: e for e in _journal(course_dir)}[deep]
+        assert entry["state"] == "graded"
+        assert datetime.fromisoformat(entry["handed_in"]) < datetime.now(UTC).replace(
+            tzinfo=None
+        )  # the kernel's time, not the day after the due date its name says
+        assert len(list(feedback.iterdir())) == pages_before  # no page under ada's secret
+        assert "another student's secret" in log.read_text()
+        assert _served_pages("nbx-ada", python, at) == [ada_page]  # hers, unchanged
+
+        # ben makes a folder early and fills it later: it counts from when it was filled
+        early = _forge("nbx-ben", python, exchange, f"nbx-ben+{lab_id}+{_stamp(now)}+late",
+                       mode="755")  # fmt: skip
+        time.sleep(2)
+        done = _as("nbx-ben", python, "-c", (
+            "import sys, os; f = sys.argv[1]; open(os.path.join(f, 'multi_head.ipynb'), 'w')"
+            ".write(open(sys.argv[2]).read()); open(os.path.join(f, 'submission_secret.txt'),"
+            " 'w').write('ben'); os.chmod(f, 0o777)"),
+            str(exchange / COURSE_ID / "inbound" / early),
+            str(Path(pwd.getpwnam("nbx-ben").pw_dir) / lab_id / lab.NOTEBOOK))  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        filled = max(p.lstat().st_ctime for p in (exchange / COURSE_ID / "inbound" / early,
+                     *(exchange / COURSE_ID / "inbound" / early).iterdir()))  # fmt: skip
+        _until(lambda: _served(course_dir, "nbx-ben", 1), service, log)
+        entry = {e["key"]: e for e in _journal(course_dir)}[early]
+        assert datetime.fromisoformat(entry["handed_in"]) >= datetime.fromtimestamp(
+            filled, UTC
+        ).replace(tzinfo=None) - timedelta(microseconds=1)
+        assert service.poll() is None  # through all of it
+        assert "Traceback" not in log.read_text()
+    finally:
+        os.killpg(service.pid, signal.SIGTERM)
+        # too deep for shutil.rmtree, which the fixture removes the exchange with
+        subprocess.run(["rm", "-rf", str(exchange / COURSE_ID / "inbound")], check=False)
+        assert service.wait(timeout=60) == 0, log.read_text()[-3000:]
+    (ada,) = [e for e in _journal(course_dir) if e["student"] == "nbx-ada" and e["released"]]
+    waited = (datetime.fromisoformat(ada["released"]) - handed).total_seconds()
+    print(f"\nhostile inbound: ada's page {waited:.1f} s after her hand-in")
