@@ -460,8 +460,9 @@ class Service:
             future.add_done_callback(_put_in(self.done, student))
 
     def refusal(self, hand_in: inbound.HandIn) -> str | None:
-        """Why ``hand_in`` is not its student's to grade (:func:`inbound.owner_refusal`);
-        with ``c.CollectApp.check_owner`` off, only an id the course does not know."""
+        """Why ``hand_in`` is not its student's to grade
+        (:func:`~autograder.serve.inbound.owner_refusal`); with ``c.CollectApp.check_owner``
+        off, only an id the course does not know."""
         if self.check_owner:
             return inbound.owner_refusal(hand_in, self.students)
         if hand_in.student_id in self.students or _user(hand_in):
@@ -714,11 +715,12 @@ class Service:
 
     def release(self, hand_in: inbound.HandIn, page: str) -> None:
         """Put ``page`` in the exchange for ``hand_in``, one per notebook of the assignment,
-        under the secret the hand-in was first seen with (:meth:`Journal.secret_of`).
+        under the secret the hand-in was first seen with
+        (:meth:`~autograder.serve.journal.Journal.secret_of`).
 
-        None when it has none (nbgrader older than 0.8 handed it in: nothing can name
-        its page), or when another student's hand-in held that secret first (it was
-        read from their home folder): the page would replace theirs."""
+        No page when it has none (nbgrader older than 0.8 handed it in: nothing can
+        name its page), or when another student's hand-in held that secret first (it
+        was read from their home folder): the page would replace theirs."""
         read = hand_in.secret
         if read is not None:
             self.journal.remember_secret(hand_in.key, *read)
