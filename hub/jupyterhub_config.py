@@ -110,3 +110,8 @@ if os.environ.get("HUB_SERVE", "1") != "0":
             "environment": {"NBGRADER_EXCHANGE": str(EXCHANGE)},
         }
     ]
+    # It grades only the course's students: the hub's users are among them, so it may
+    # list them (their names, nothing else).
+    c.JupyterHub.load_roles = [
+        {"name": "autograder-roster", "scopes": ["list:users"], "services": ["autograder"]}
+    ]

@@ -78,7 +78,7 @@ from autograder.pipeline.settings import GradingLimits
 from autograder.pipeline.submissions.collect import Submission
 from autograder.sandbox import cpus
 from autograder.sandbox.clean_up import remove_tree
-from autograder.serve import inbound, pages
+from autograder.serve import inbound, pages, roster
 from autograder.serve.journal import GRADED, KEPT, REFUSED, SUPERSEDED, WAITING, Journal
 from autograder.serve.policy import Attempt, Policy, utc_now
 
@@ -202,6 +202,7 @@ class Service:
         self.students: set[str] = set()  # the ids the course knows (students.in_gradebook)
         self.ignored: set[str] = set()  # hand-in keys of ids the course does not know
         self.passed_over: set[str] = set()  # those the log has named
+        self.roster = roster.Roster(assignment)
         self.due: datetime | None = None
         self.granted: dict[str, extensions.Extension] = {}
         self.removed: set[str] = set()  # students a TA took out of the assignment
@@ -215,6 +216,7 @@ class Service:
         """Everything grading needs, made afresh: at the start, and when the assignment
         changed (tests, points, config)."""
         a = self.assignment = find_assignment(self.assignment.root, self.assignment.id)
+        self.roster.assignment = a
         self.policy = Policy.for_course(a)  # the course's config, read again
         self.check_owner = bool(a.config.CollectApp.get("check_owner", True))
         self.stop_pool()
@@ -334,10 +336,9 @@ class Service:
             self.removed = set(removals.recorded(self.assignment))
         except UserError as why:  # a TA's half-edited file: keep the last good one
             _log.warning(f"warning: {why}")
-        # The course's students: its gradebook (its roster), those a TA took out (told so),
-        # and those it has results for.
-        known = students.in_gradebook(self.assignment) | self.removed
-        known |= set(self.out.state.student_ids())
+        # The course's students (roster.py): its gradebook, the hub's users, those a TA
+        # took out (who are told so) and those it has results for.
+        known = self.roster.known(self.removed | set(self.out.state.student_ids()))
         if known != self.students:  # a student added: their hand-ins are looked at again
             self.students, self.ignored = known, set()
 
