@@ -294,6 +294,14 @@ def whole(hand_in: HandIn, now: float | None = None) -> bool:
     return now - max(mode.st_mtime, secret.st_mtime) >= SETTLED
 
 
+def user_id(student_id: str) -> int | None:
+    """The uid of the user of this machine named ``student_id``; None if there is none."""
+    try:
+        return pwd.getpwnam(student_id).pw_uid
+    except KeyError:
+        return None
+
+
 def owner_refusal(hand_in: HandIn, students: set[str]) -> str | None:
     """Why the hand-in is not to be graded as its student's; None if it is theirs.
 
@@ -312,10 +320,7 @@ def owner_refusal(hand_in: HandIn, students: set[str]) -> str | None:
         name: str | None = pwd.getpwuid(owner).pw_name
     except KeyError:
         name = None
-    try:
-        claimed: int | None = pwd.getpwnam(hand_in.student_id).pw_uid
-    except KeyError:
-        claimed = None
+    claimed = user_id(hand_in.student_id)
     if claimed is not None:
         return None if owner == claimed else f"handed in as {hand_in.student_id} by {name or owner}"
     if hand_in.student_id not in students:

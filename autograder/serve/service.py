@@ -40,7 +40,6 @@ import hashlib
 import logging
 import multiprocessing
 import os
-import pwd
 import queue
 import shutil
 import signal
@@ -92,6 +91,7 @@ CHANGED = 10.0  #: seconds between looks at whether the assignment (tests, confi
 SERVICE_LOCK = ".serve.lock"  #: in the course folder: held by the one service running
 MAX_WAITING = 20  #: a student's hand-ins that may wait at once; one more is refused
 MAX_REMEMBERED = 100_000  #: hand-in names of unknown ids remembered as passed over, at most
+UNKNOWN = "no student of the course, nor a user of this machine"  #: why an id is passed over
 ABANDONED = 3600.0  #: seconds after which a hand-in nbgrader never finished is refused
 
 
@@ -199,7 +199,7 @@ class Service:
         self.pool: ProcessPoolExecutor | None = None
         self.known: set[str] = set()  # hand-in keys the journal holds
         self.watcher: inbound.Watcher | None = None
-        self.students: set[str] = set()  # the ids the course knows (students.in_gradebook)
+        self.students: set[str] = set()  # the ids the course knows (roster.Roster.known)
         self.ignored: set[str] = set()  # hand-in keys of ids the course does not know
         self.passed_over: set[str] = set()  # those the log has named
         self.roster = roster.Roster(assignment)
@@ -366,14 +366,13 @@ class Service:
         for hand_in in self.watcher.new():
             if hand_in.key in self.known or hand_in.key in self.ignored:
                 continue
-            refusal = self.refusal(hand_in)
-            if refusal and hand_in.student_id not in self.students and not _user(hand_in):
+            if not self.knows(hand_in.student_id):  # a made-up id: not even a row
                 if len(self.passed_over) > MAX_REMEMBERED:  # names come and go: stay bounded
                     self.passed_over, self.ignored = set(), set()
                 if hand_in.key not in self.passed_over:  # said once, however often seen
                     self.passed_over.add(hand_in.key)
-                    _log.warning(f"warning: passed over {_shown(hand_in.key)}: {refusal}")
-                self.ignored.add(hand_in.key)  # a made-up id: not even a row
+                    _log.warning(f"warning: passed over {_shown(hand_in.key)}: {UNKNOWN}")
+                self.ignored.add(hand_in.key)
                 continue
             if waiting is None:
                 waiting = collections.Counter(e.student for e in self.journal.waiting())
@@ -466,9 +465,12 @@ class Service:
         off, only an id the course does not know."""
         if self.check_owner:
             return inbound.owner_refusal(hand_in, self.students)
-        if hand_in.student_id in self.students or _user(hand_in):
-            return None
-        return f"{hand_in.student_id} is no student of the course (nor a user of this machine)"
+        return None if self.knows(hand_in.student_id) else UNKNOWN
+
+    def knows(self, student_id: str) -> bool:
+        """Is ``student_id`` one of the course's students (:mod:`.roster`), or a user of this
+        machine (whose hand-ins are graded from folders they own)?"""
+        return student_id in self.students or inbound.user_id(student_id) is not None
 
     def theirs(self, hand_in: inbound.HandIn) -> bool:
         """Is the hand-in its student's own (``c.CollectApp.check_owner``, as ``nbgrader
@@ -817,15 +819,6 @@ class Service:
         except Exception as error:  # the report is for TAs: the service goes on without it
             _log.warning(f"warning: the class report was not written: {error}")
             self.report_due = 0.0
-
-
-def _user(hand_in: inbound.HandIn) -> bool:
-    """Is the hand-in's student id a user of this machine?"""
-    try:
-        pwd.getpwnam(hand_in.student_id)
-    except KeyError:
-        return False
-    return True
 
 
 def _shown(key: str) -> str:
