@@ -468,7 +468,7 @@ class Service:
         return None if self.knows(hand_in.student_id) else UNKNOWN
 
     def knows(self, student_id: str) -> bool:
-        """Is ``student_id`` one of the course's students (:mod:`.roster`), or a user of this
+        """Is ``student_id`` one of the course's students (``roster.py``), or a user of this
         machine (whose hand-ins are graded from folders they own)?"""
         return student_id in self.students or inbound.user_id(student_id) is not None
 
