@@ -13,6 +13,7 @@ Where bubblewrap or user namespaces are missing, the grader still runs, and
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
@@ -131,6 +132,34 @@ ETC = (
     "passwd", "group", "nsswitch.conf", "mime.types", "fonts", "matplotlibrc",
     "python3", "python3.11", "python3.12", "python3.13", "python3.14",
 )  # fmt: skip
+
+
+MAX_HELPER_BYTES = 12 * 2**20  #: the assignment's files, in all: base64 of them fits a frame
+MAX_MODULE_CHARS = 2**16  #: a helper module longer than this is not compiled in the zygote
+
+
+def helper_modules(files: dict[str, bytes]) -> dict[str, str]:
+    """``{path: text}``: the Python modules among ``files``, for the zygote to compile once."""
+    modules = {}
+    for path, data in files.items():
+        if path.endswith(".py") and len(data) <= MAX_MODULE_CHARS:
+            try:
+                modules[path] = data.decode()
+            except UnicodeDecodeError:
+                continue
+    return modules
+
+
+def encode_files(files: dict[str, bytes]) -> dict[str, str]:
+    """``{path: base64}``: ``files`` as the student's process receives them.
+
+    ValueError when they are too many bytes for one frame (:data:`MAX_HELPER_BYTES`).
+    """
+    total = sum(len(data) for data in files.values())
+    if total > MAX_HELPER_BYTES:
+        limit = MAX_HELPER_BYTES // 2**20
+        raise ValueError(f"the assignment's files hold {total / 2**20:.1f} MiB; at most {limit}")
+    return {path: base64.b64encode(data).decode() for path, data in files.items()}
 
 
 def run_mark(owner: int) -> str:
@@ -380,14 +409,19 @@ class Sandbox:
             raise RuntimeError(detail or "no reason given")
         self.control.settimeout(None)
 
-    def spawn(self, files: dict[str, str], limits: Limits, timeout: float = 30) -> Student:
-        """A fresh, isolated student process, with ``files`` ({name: text}) in its scratch."""
+    def spawn(self, files: dict[str, bytes], limits: Limits, timeout: float = 30) -> Student:
+        """A fresh, isolated student process, with ``files`` ({path: bytes}) in its scratch.
+
+        The files go over the student's own stream socket, before any student code
+        runs (the control socket's messages are bounded by the kernel's socket
+        buffer); the zygote is sent only the helper modules' text, to compile once.
+        """
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         ended, ended_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         uid = os.getuid() if self.uid is None else self.uid
         message = {
             "op": "spawn",
-            "files": files,
+            "modules": helper_modules(files),
             "limits": limits.for_child(uid),
             "uid": self.uid,
             "keep": [p for p in _python_paths() if p == "/tmp" or p.startswith("/tmp/")],
@@ -405,8 +439,11 @@ class Sandbox:
                 theirs.close()
                 ended_theirs.close()
             try:
+                mine.settimeout(timeout)
+                wire.send(mine, {"files": encode_files(files)})
                 hello = wire.receive(mine, time.monotonic() + timeout)
-            except (OSError, EOFError, wire.WireError) as error:
+                mine.settimeout(None)
+            except (OSError, EOFError, ValueError, wire.WireError) as error:
                 why = f"the student process did not start: {error}"
                 raise StudentGone(why, outside=True) from None
             if "failed" in hello:  # the sandbox could not set the process up: not the student's
@@ -425,7 +462,7 @@ class Sandbox:
         )  # fmt: skip
 
     def learn_figures(
-        self, files: dict[str, str], limits: Limits, cells: Sequence[str], timeout: float
+        self, files: dict[str, bytes], limits: Limits, cells: Sequence[str], timeout: float
     ) -> int:
         """Run trusted ``cells`` in a student process; the zygote keeps the PNGs they drew.
 

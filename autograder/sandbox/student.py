@@ -34,7 +34,9 @@ import signal
 import socket
 import sys
 import tempfile
+import time
 import traceback
+import types
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -152,13 +154,13 @@ def _read_only(point: str) -> str:
 
 
 def fresh_filesystems(
-    scratch_mb: int, files: dict[str, str], keep: Sequence[str] = (), proc: bool = True
+    scratch_mb: int, files: dict[str, bytes], keep: Sequence[str] = (), proc: bool = True
 ) -> list[str]:
     """Give the student a fresh writable space and make everything else read-only.
 
     In the student's own mount namespace: a new tmpfs of ``scratch_mb`` MiB on
     /tmp, also mounted behind /dev/shm, is the only writable place, and it
-    vanishes with the student; ``files`` ({name: text}) are written to
+    vanishes with the student; ``files`` ({path: bytes}) are written to
     :data:`LAB` and made read-only; every other mount (the sandbox's root, /dev)
     becomes read-only, so nothing a student writes is left for the next one.
     keep: folders under /tmp that must stay visible (a Python installation in a
@@ -185,6 +187,7 @@ def fresh_filesystems(
     if os.path.isdir("/dev/shm") and libc.mount(shm.encode(), b"/dev/shm", None, MS_BIND, None):
         problems.append(f"private /dev/shm ({_errno()})")
     write_files(LAB, files)
+    link_files(LAB, SCRATCH)
     if libc.mount(LAB.encode(), LAB.encode(), None, MS_BIND, None) != 0:
         problems.append(f"read-only helper files ({_errno()})")
     else:
@@ -200,19 +203,24 @@ def fresh_filesystems(
     return [p for p in problems if p]
 
 
-def write_files(folder: str, files: dict[str, str]) -> None:
-    """Write ``files`` ({name: text}) into ``folder``, by base name only, as UTF-8.
+def write_files(folder: str, files: dict[str, bytes]) -> None:
+    """Write ``files`` ({path: bytes}, paths relative and in subfolders too) into ``folder``.
 
+    A path that would leave ``folder`` (absolute, or through ``..``) is skipped.
     A Python module among them gets its bytecode beside it, when the zygote
     compiled it (:func:`compile_helpers`): the folder is read-only to the
     student, so without it every student's first import would compile it again.
     """
     os.makedirs(folder, exist_ok=True)
-    for name, text in files.items():
-        path = os.path.join(folder, os.path.basename(name))
+    for name, data in files.items():
+        parts = [p for p in name.split("/") if p not in ("", ".")]
+        if not parts or ".." in parts or name.startswith("/"):
+            continue
+        path = os.path.join(folder, *parts)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "wb") as handle:
-            handle.write(text.encode())
-        compiled = _bytecode.get((os.path.basename(name), text))
+            handle.write(data)
+        compiled = _bytecode.get((name, data))
         if compiled is not None:
             cached = importlib.util.cache_from_source(path)
             os.makedirs(os.path.dirname(cached), exist_ok=True)
@@ -220,30 +228,58 @@ def write_files(folder: str, files: dict[str, str]) -> None:
                 handle.write(compiled)
 
 
-#: helper modules' bytecode, compiled in the zygote: ``{(base name, text): .pyc bytes}``
-_bytecode: dict[tuple[str, str], bytes] = {}
+def link_files(lab: str, working: str) -> None:
+    """Make the assignment's files in ``lab`` reachable from the working folder ``working``
+    by the paths the notebook uses (``open("data.txt")``, ``data/scores.csv``), as
+    ``nbgrader autograde`` lays them beside the notebook: a link for each top-level entry."""
+    for entry in os.listdir(lab):
+        target = os.path.join(working, entry)
+        if entry != "__pycache__" and not os.path.lexists(target):
+            os.symlink(os.path.relpath(os.path.join(lab, entry), working), target)
+
+
+def received_files(sock: socket.socket, deadline: float) -> dict[str, bytes]:
+    """The assignment's files, as the grader sends them before any student code runs.
+
+    ``{path: bytes}`` from the frame ``{"files": {path: base64}}``
+    (:func:`autograder.sandbox.launcher.encode_files`).
+    """
+    message = wire.receive(sock, deadline)
+    files = message.get("files")
+    if not isinstance(files, dict):
+        raise wire.WireError("no files")
+    sock.settimeout(None)  # the student's requests wait as long as the grader takes
+    return {str(path): base64.b64decode(data) for path, data in files.items()}
+
+
+#: helper modules' bytecode, compiled in the zygote: ``{(path, bytes): .pyc bytes}``
+_bytecode: dict[tuple[str, bytes], bytes] = {}
 MAX_COMPILED = 32  #: helper modules the zygote keeps bytecode for
 
 
-def compile_helpers(files: dict[str, str]) -> None:
-    """Compile the ``.py`` files among ``files`` ({name: text}) once, in the zygote.
+def compile_helpers(modules: dict[str, str]) -> None:
+    """Compile ``modules`` ({path: text}) once, in the zygote.
 
     As checked-hash ``.pyc`` files (PEP 552): Python uses one only while the
     source beside it hashes as it did, whatever the files' times, and compiles
     the source as usual otherwise. The files are the course's, sent by the grader,
     never a student's; compiling runs none of their code.
     """
-    for name, text in files.items():
+    for name, text in modules.items():
         base = os.path.basename(name)
-        if not base.endswith(".py") or (base, text) in _bytecode or len(_bytecode) >= MAX_COMPILED:
-            continue
         source = text.encode()
+        if not base.endswith(".py") or (name, source) in _bytecode:
+            continue
+        if len(_bytecode) >= MAX_COMPILED:
+            break
         try:
             code = compile(source, base, "exec", dont_inherit=True)
         except (SyntaxError, ValueError):
             continue  # the student's import fails with Python's own message
         header = importlib.util.MAGIC_NUMBER + (0b11).to_bytes(4, "little")
-        _bytecode[(base, text)] = header + importlib.util.source_hash(source) + marshal.dumps(code)
+        _bytecode[(name, source)] = (
+            header + importlib.util.source_hash(source) + marshal.dumps(code)
+        )
 
 
 class CapHeader(ctypes.Structure):
@@ -443,6 +479,8 @@ def lookup(shell: Any, name: str) -> dict[str, Any]:
     if name not in shell.user_ns:
         return {"kind": "missing"}
     value = shell.user_ns[name]
+    if isinstance(value, types.ModuleType):  # the grader uses its own copy, if it has one
+        return {"kind": "module", "module": str(getattr(value, "__name__", ""))}
     if _is_function(value):
         return {"kind": "callable"}
     try:
@@ -485,13 +523,16 @@ def call(
     encoded_args: list[Any],
     serve: Sequence[str] = (),
     sock: socket.socket | None = None,
+    encoded_kwargs: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Call the student's function ``name``; the result, or the error, and the arguments after.
 
+    encoded_kwargs: the keyword arguments, encoded as the positional ones are.
     serve: names of the student's other functions that, during this call only,
     are answered by the grader (:func:`stand_in`) instead of the student's code.
     """
     args = [wire.decode(a) for a in encoded_args]
+    kwargs = {str(k): wire.decode(v) for k, v in (encoded_kwargs or {}).items()}
     outputs: list[dict[str, Any]] = []
     shell.cell_outputs = []  # displays during a test call are not shown; they still count
     shell.budget.start_cell()
@@ -506,10 +547,11 @@ def call(
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                result = shell.user_ns[name](*args)
+                result = shell.user_ns[name](*args, **kwargs)
                 reply = {"ok": True, "result": wire.encode(result)}
             except wire.Unencodable as why:
                 reply = {"ok": False, "ename": "TypeError", "evalue": f"{name} returned {why}"}
+                reply["unencodable"] = True
             except BaseException as error:  # the student's error, reported as data
                 shown = error_output(type(error).__name__, error, student_traceback(error))
                 reply = {"ok": False, "ename": shown["ename"], "evalue": shown["evalue"]}
@@ -575,7 +617,9 @@ def serve(shell: Any, sock: socket.socket) -> None:
     handlers = {
         "run": lambda m: run_cell(shell, m["source"]),
         "lookup": lambda m: lookup(shell, m["name"]),
-        "call": lambda m: call(shell, m["name"], m["args"], list(m.get("serve") or []), sock),
+        "call": lambda m: call(
+            shell, m["name"], m["args"], list(m.get("serve") or []), sock, m.get("kwargs")
+        ),
         "disable": lambda m: disable(shell, str(m["name"]), str(m["message"])),
         "record_figures": lambda m: figures.record(),
         "figures": lambda m: figures.drawn(),
@@ -614,7 +658,8 @@ def child(
 ) -> None:
     """In a forked child: isolate, start the student's process, report its pid.
 
-    request: ``{"files": {name: text}, "limits": {...}, "uid": int or None}``.
+    request: ``{"limits": {...}, "uid": int or None, ...}``; the assignment's files
+    come first on ``sock`` (:func:`received_files`), before anything else happens.
     The order matters: drop root first (so nothing after runs as root outside),
     enter namespaces, then in the new pid namespace lay out the filesystems,
     apply limits and drop every capability before any student code runs.
@@ -623,6 +668,10 @@ def child(
     (:func:`how_it_ended`), so a death the student caused is told from one it did not.
     """
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the zygote's SIG_IGN would reap it unseen
+    try:
+        request["files"] = received_files(sock, time.monotonic() + 30)
+    except (OSError, EOFError, ValueError, wire.WireError):
+        os._exit(1)  # the grader is gone, or spoke garbage: nothing to set up
     problems = drop_privileges(request["uid"]) if request.get("uid") is not None else []
     missing = isolate()
     problems += missing
@@ -796,7 +845,7 @@ def zygote(
             return
         message = json.loads(data)
         if message["op"] == "spawn":
-            compile_helpers(message["files"])
+            compile_helpers(message.get("modules") or {})
             sock = socket.socket(fileno=fds[0])
             ended = socket.socket(fileno=fds[1]) if len(fds) > 1 else None
             if os.fork() == 0:

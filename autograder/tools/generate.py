@@ -37,9 +37,9 @@ from typing import Any
 import jinja2
 from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 
-from autograder.pipeline.course import notebook
+from autograder.pipeline.course import notebook, placement
 from autograder.pipeline.course.assignment import Assignment, find_assignment
-from autograder.pipeline.course.gradebook import due_date
+from autograder.pipeline.course.gradebook import due_date, ensure_gradebook
 from autograder.tools import points_table, self_check
 from autograder.tools.corpus import CORPUS, load_corpus
 from autograder.tools.nbgrader_cli import run_nbgrader, scratch_course
@@ -168,6 +168,12 @@ def student_readme(assignment: Assignment, releases: dict[str, Any], due: str = 
         assignment=assignment.id,
         notebooks=list(assignment.notebooks),
         helpers=[name for name in assignment.helper_files() if name != STUDENT_README],
+        stub=_code_stub(assignment),
+        hidden=any(
+            assignment.hidden_tests in cell.source
+            for name in assignment.notebooks
+            for cell in notebook.read(assignment.source(name)).cells
+        ),
         packages=packages(assignment, releases),
         points=points,
         due=due,
@@ -206,6 +212,15 @@ def sample_class(root: Path, release_nb: Any, solution_nb: Any) -> dict[str, Any
                 answers[later] = stubs[later]
         class_[student_id] = notebook.fill(release_nb, answers)
     return class_
+
+
+def _code_stub(assignment: Assignment) -> str:
+    """The last line of the stub nbgrader leaves in a Python answer cell, as the course
+    configures it (``ClearSolutions.code_stub``)."""
+    configured = assignment.config.ClearSolutions.get("code_stub") or {}
+    stub = str(configured.get("python", "")) or "# YOUR CODE HERE\nraise NotImplementedError()"
+    lines = [line for line in stub.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else "# YOUR CODE HERE"
 
 
 def generate(assignment: Assignment, out: Path) -> None:
@@ -247,6 +262,21 @@ def generate(assignment: Assignment, out: Path) -> None:
             notebook.write(nb, target / assignment.submission_path(student_id, name))
 
 
+def warn_placement(assignment: Assignment) -> None:
+    """Warn, per notebook, where its tests must run beside the student's code, and why
+    (:mod:`~autograder.pipeline.course.placement`): a difference a course author should
+    know of before grading (``docs/course-authors.md``)."""
+    files = assignment.helper_files()
+    for name in assignment.notebooks:
+        why = placement.reasons(notebook.read(assignment.source(name)), files)
+        if why:
+            _log.warning(
+                f"warning: {name}: its tests will run beside the student's code, as stock "
+                f"nbgrader runs them, where a student's code can reach their verdict: "
+                f"{'; '.join(why)}"
+            )
+
+
 def main(*, assignment: str | None = None, course: Path | str | None = None) -> int:
     """Regenerate the assignment's generated files in place."""
     chosen = find_assignment(course, assignment)
@@ -260,6 +290,14 @@ def main(*, assignment: str | None = None, course: Path | str | None = None) -> 
     generate(chosen, chosen.root)
     for path in (chosen.release_dir, chosen.solution_dir):
         _log.info(f"regenerated {path.relative_to(chosen.root)}")
+    release = chosen.release_dir.relative_to(chosen.root)
+    added = [SELF_CHECK] + ([STUDENT_README] if STUDENT_README not in chosen.helper_files() else [])
+    _log.info(
+        f"added {' and '.join(added)} to {release}: the students' self-check"
+        + (" and how to work, check and hand in" if len(added) > 1 else "")
+    )
+    ensure_gradebook(chosen)  # as nbgrader generate_assignment records it: autograde finds it
+    warn_placement(chosen)
     if roster(chosen.root).get("assignment") == chosen.id:
         _log.info(f"regenerated {SAMPLE_CLASS}")
     return 0

@@ -173,7 +173,7 @@ def _copy_course(chosen: Assignment, into: Path, extra: tuple[str, ...] = ()) ->
     """Copy ``chosen``'s config files, ``extra`` files of its root, and its source and
     release folders (no ``__pycache__``) into ``into``, at the same relative paths."""
     root = chosen.root
-    for name in (*config_files(root), *extra):
+    for name in (*config_files(root), *extra, *chosen.named_by_config()):
         (into / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(root / name, into / name)
     for folder in (chosen.source_dir, chosen.release_dir):

@@ -235,6 +235,22 @@ def test_student_names_of_a_small_notebook():
     assert execute.student_names(nb) == {"double"}
 
 
+def test_a_name_only_a_test_reads_is_the_students():
+    """``assert a == 1`` with ``a`` bound nowhere in the source's solution: as in a kernel,
+    ``a`` is the student's; a name an instructor cell binds, or a module it imports, is not."""
+    nb = notebook(
+        code("import numpy as np", "setup", kind="locked"),
+        code("# YOUR CODE HERE", "answer", kind="answer"),
+        code(
+            "def ref(): return a\nassert a == 1 and ref() == np.int64(1) and len([b])",
+            "t",
+            1,
+            kind="test",
+        ),
+    )
+    assert execute.student_names(nb) == {"a", "b"}
+
+
 def test_a_runaway_function_costs_one_timeout():
     """After a function ran past its limit, do later tests fail at once, naming it?"""
     student = FakeStudent(slow_names={"double"})

@@ -132,7 +132,7 @@ def test_no_student_process_holds_the_solutions(sandbox_class):
 def student():
     """A sandboxed student process, started directly; closed afterwards."""
     sandbox = Sandbox()
-    process = sandbox.spawn({"checks.py": "# helper\n"}, Limits())
+    process = sandbox.spawn({"checks.py": b"# helper\n"}, Limits())
     yield process
     process.close()
     sandbox.close()
@@ -317,7 +317,7 @@ sandbox = Sandbox()
 said = {"scratch": sandbox.scratch}
 
 def run(source):
-    student = sandbox.spawn({"checks.py": "# helper\\n"}, Limits())
+    student = sandbox.spawn({"checks.py": b"# helper\\n"}, Limits())
     reply = student.request({"op": "run", "source": source}, 30)
     said.setdefault("unprotected", student.unprotected)
     student.close()

@@ -17,6 +17,7 @@ import sys
 import tempfile
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import pytest
@@ -25,6 +26,7 @@ from autograder import __version__
 
 from . import test_data_course as data
 from . import toy
+from .nbgrader_course import build as nbgrader_course
 
 REPOSITORY = Path(__file__).resolve().parents[2]  # where the engine's source is
 
@@ -118,6 +120,7 @@ def test_the_engine_installs_alone_and_grades_a_toy_course(tmp_path, readable):
     assert row[:4] == ["ada", "3", "3", "ok"], row
     _gradescope_bundle(python, course, tmp_path, path)
     _data_course(python, tmp_path, path)
+    _nbgrader_course(python, tmp_path, path)
 
     # A sandbox that cannot start (the course's warm-up ends its process): one line, exit 2.
     config = course / "nbgrader_config.py"
@@ -155,18 +158,42 @@ def _refused(python: Path, course: Path, tmp_path: Path, path: dict[str, str]) -
     return said[0]
 
 
+def _bundle(
+    python: Path, course: Path, root: Path, path: dict[str, str], *options: str
+) -> list[str]:
+    """``python -m autograder gradescope`` in ``course``, unpacked into ``root/source`` as
+    Gradescope unpacks it; the names the zip holds."""
+    built = subprocess.run(
+        [str(python), "-m", "autograder", "gradescope", "--out", str(root / "zip"), *options],
+        cwd=course, capture_output=True, text=True, timeout=300, env=path,
+    )  # fmt: skip
+    assert built.returncode == 0 and "Traceback" not in built.stderr, built.stderr[-3000:]
+    with zipfile.ZipFile(root / "zip" / "autograder.zip") as archive:
+        archive.extractall(root / "source")
+        return archive.namelist()
+
+
+def _run_bundle(python: Path, root: Path, path: dict[str, str], files: list[Path]) -> Any:
+    """Run the unpacked bundle in ``root`` on ``files``, as Gradescope does; results.json."""
+    runner = root / "run_autograder"
+    shutil.copy(root / "source" / "run_autograder", runner)
+    runner.chmod(0o755)
+    (root / "submission").mkdir()
+    for file in files:
+        shutil.copy(file, root / "submission")
+    env = {**path, "GRADESCOPE_ROOT": str(root), "AUTOGRADER_PYTHON": str(python)}
+    ran = subprocess.run(
+        [str(runner)], cwd=root, env=env, capture_output=True, text=True, timeout=300
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    return json.loads((root / "results" / "results.json").read_text())
+
+
 def _gradescope_bundle(python: Path, course: Path, tmp_path: Path, path: dict[str, str]) -> None:
     """The installed engine bundles the toy course for Gradescope (the engine pinned from what
     is installed, nothing of this lab), and the bundle grades a submission."""
-    built = subprocess.run(
-        [str(python), "-m", "autograder", "gradescope", "--out", str(tmp_path / "gs")],
-        cwd=course, capture_output=True, text=True, timeout=300, env=path,
-    )  # fmt: skip
-    assert built.returncode == 0, built.stderr[-3000:]
     root = tmp_path / "gradescope"
-    with zipfile.ZipFile(tmp_path / "gs" / "autograder.zip") as archive:
-        names = archive.namelist()
-        archive.extractall(root / "source")
+    names = _bundle(python, course, root, path)
     source = REPOSITORY / "source"  # this repository's course: its files, its assignment ids
     lab = {p.name for p in source.rglob("*") if p.is_file()} | {p.name for p in source.iterdir()}
     assert not [n for n in names if set(Path(n).parts) & lab], names
@@ -175,18 +202,33 @@ def _gradescope_bundle(python: Path, course: Path, tmp_path: Path, path: dict[st
     assert 'name = "nbgrader-sandboxed-autograder"' in project and "nbgrader<0.9.7" in project
     pins = (root / "source" / "course" / "constraints.txt").read_text()
     assert "\nnbgrader==0.9.6\n" in pins and "\nnumpy==" in pins
-    runner = root / "run_autograder"
-    shutil.copy(root / "source" / "run_autograder", runner)
-    runner.chmod(0o755)
-    (root / "submission").mkdir()
-    shutil.copy(tmp_path / "submissions" / "ada" / ID / "toy.ipynb", root / "submission")
-    env = {**path, "GRADESCOPE_ROOT": str(root), "AUTOGRADER_PYTHON": str(python)}
-    ran = subprocess.run(
-        [str(runner)], cwd=root, env=env, capture_output=True, text=True, timeout=300
-    )  # fmt: skip
-    assert ran.returncode == 0, ran.stderr[-3000:]
-    result = json.loads((root / "results" / "results.json").read_text())
+    result = _run_bundle(python, root, path, [tmp_path / "submissions" / "ada" / ID / "toy.ipynb"])
     assert result["score"] == 3, result
+
+
+def _nbgrader_course(python: Path, tmp_path: Path, path: dict[str, str]) -> None:
+    """nbgrader's own example course and test notebooks (``nbgrader_course/``), graded by the
+    installed engine as a TA runs it: every cell's points equal stock nbgrader's on the same
+    course (``stock.json``), with no traceback and no warning about notebooks that are where
+    nbgrader keeps them; and the docs course's Gradescope bundle (its header notebook too)
+    gives hacker stock's score."""
+    course = nbgrader_course.build(tmp_path / "nbgrader", python, path)
+    for assignment in ("ps1", "nbtests"):
+        graded = subprocess.run(
+            [str(python), "-m", "autograder", "grade", "submitted", "--assignment", assignment],
+            cwd=course, capture_output=True, text=True, timeout=600, env=path,
+        )  # fmt: skip
+        assert graded.returncode == 0, graded.stderr[-3000:]
+        assert "Traceback" not in graded.stderr and "warning:" not in graded.stderr, graded.stderr
+    stock = json.loads(nbgrader_course.STOCK.read_text())
+    ours = nbgrader_course.scores(course)
+    assert {k: v for k, v in ours.items() if v != stock.get(k)} == {}
+    assert sorted(ours) == sorted(stock)
+    root = tmp_path / "gradescope-ps1"
+    _bundle(python, course, root, path, "--assignment", "ps1")
+    hacker = sorted((course / "submitted" / "hacker" / "ps1").glob("*.ipynb"))
+    result = _run_bundle(python, root, path, hacker)
+    assert result["score"] == sum(v for k, v in stock.items() if k.startswith("ps1/hacker/"))
 
 
 def _data_course(python: Path, tmp_path: Path, path: dict[str, str]) -> None:

@@ -31,6 +31,11 @@ def config_files(root: Path | str) -> list[str]:
     return [name for name in CONFIG_FILES if (Path(root) / name).is_file()]
 
 
+def _ignored(name: str, patterns: list[str]) -> bool:
+    """Does nbgrader's ``ignore`` list (file-name globs) leave ``name`` out?"""
+    return any(fnmatch.fnmatch(name, pattern) for pattern in patterns)
+
+
 def discover(start: Path | str | None = None) -> Path:
     """The course a command run in ``start`` (the working folder) means.
 
@@ -134,16 +139,39 @@ class Assignment:
         """The executed solution of one notebook."""
         return self.solution_dir / notebook
 
-    def helper_files(self) -> dict[str, str]:
-        """``{name: text}``: files beside the notebooks that students get too (not ignored)."""
+    def helper_files(self) -> dict[str, bytes]:
+        """``{path: bytes}``: the files beside the notebooks that students get too.
+
+        Every file under the source folder but its notebooks and what the course
+        ignores (``CourseDirectory.ignore``), in subfolders too, by its path
+        relative to the folder (``data/scores.csv``): what ``nbgrader autograde``
+        copies beside a student's notebook. Binary files are bytes like any other.
+        """
         ignored = list(self.coursedir.ignore)
-        return {
-            path.name: path.read_text()
-            for path in sorted(self.source_dir.iterdir())
-            if path.is_file()
-            and path.suffix != ".ipynb"
-            and not any(fnmatch.fnmatch(path.name, pattern) for pattern in ignored)
-        }
+        found: dict[str, bytes] = {}
+        for folder, subfolders, names in os.walk(self.source_dir):
+            subfolders[:] = sorted(d for d in subfolders if not _ignored(d, ignored))
+            for name in sorted(names):
+                path = Path(folder) / name
+                if name.endswith(".ipynb") or _ignored(name, ignored) or not path.is_file():
+                    continue
+                found[path.relative_to(self.source_dir).as_posix()] = path.read_bytes()
+        return found
+
+    def named_by_config(self) -> list[str]:
+        """Files of the course its config names, relative to the course folder: the header
+        and footer notebooks ``IncludeHeaderFooter`` adds to every release (nbgrader reads
+        them whenever it records the assignment). Those outside the course are left out."""
+        section = self.config.get("IncludeHeaderFooter", {})
+        found = []
+        for key in ("header", "footer"):
+            value = section.get(key)
+            if not isinstance(value, str) or not value:
+                continue
+            path = (self.root / value).resolve()
+            if path.is_file() and path.is_relative_to(self.root.resolve()):
+                found.append(path.relative_to(self.root.resolve()).as_posix())
+        return found
 
     def submission_path(self, student_id: str, notebook: str) -> Path:
         """Where nbgrader keeps a student's notebook, relative to a submissions folder."""

@@ -20,7 +20,7 @@ def binds(source: str) -> set[str]:
     functions or classes are not counted; a cell that cannot be parsed binds none.
     """
     try:
-        tree = _parsed(source)
+        tree = parsed(source)
     except SyntaxError:
         return set()
     found = set()
@@ -42,7 +42,7 @@ def binds(source: str) -> set[str]:
     return found
 
 
-def _parsed(source: str) -> ast.Module:
+def parsed(source: str) -> ast.Module:
     """A cell's syntax tree: as Python where it is Python, else as IPython rewrites it.
 
     IPython's rewriting (magics, ``!`` commands, ``x?``, pasted prompts) touches

@@ -23,6 +23,7 @@ import builtins
 import contextlib
 import functools
 import json
+import sys
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -34,7 +35,7 @@ import fastjsonschema
 import nbformat
 
 from autograder import sandbox
-from autograder.pipeline.course import dependencies, notebook
+from autograder.pipeline.course import dependencies, notebook, placement
 from autograder.pipeline.errors import Status
 from autograder.sandbox import Student, outputs, wire
 from autograder.sandbox.launcher import GRACE
@@ -66,7 +67,7 @@ class StudentFunction:
     def __repr__(self) -> str:
         return f"<student function {self.__name__}>"
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         name = self.__name__
         if name in self._run.runaway:
             limit = f"{self._run.timeout:g} s"
@@ -75,12 +76,15 @@ class StudentFunction:
             )
         try:
             encoded = [wire.encode(a) for a in args]
+            named = {str(k): wire.encode(v) for k, v in kwargs.items()}
         except wire.Unencodable as why:
+            self._run.crossed.append(f"a test passes {why} to {name}")
             raise TypeError(f"cannot pass {why} to the student's {name}") from None
+        message: dict[str, Any] = {"op": "call", "name": name, "args": encoded}
+        if named:
+            message["kwargs"] = named
         try:
-            reply = self._run.ask(
-                {"op": "call", "name": name, "args": encoded}, stand_ins=self._run.stand_ins
-            )
+            reply = self._run.ask(message, stand_ins=self._run.stand_ins)
         except _CellTimedOut:
             self._run.stop_calling(name)  # each runaway function costs one cell timeout
             raise
@@ -91,6 +95,8 @@ class StudentFunction:
         for message in list(reply.get("warnings", []))[:20]:
             warnings.warn(outputs.shorten(message, 500), UserWarning, stacklevel=2)
         _copy_back(args, reply.get("args", []))
+        if reply.get("unencodable"):
+            self._run.crossed.append(str(reply.get("evalue")))
         if reply.get("ok"):
             return wire.decode(reply.get("result"))
         # A KeyboardInterrupt here is the student's own: the grader's interrupt
@@ -139,10 +145,11 @@ def _copy_back(args: tuple[Any, ...], encoded_after: Any) -> None:
 def student_names(source_nb: Any) -> frozenset[str]:
     """The names test cells may look up in the student's process.
 
-    Those bound by the cells a student may edit (answers, and cells without
-    nbgrader metadata) in the instructor's source, less every name an
-    instructor cell (a test or a read-only cell) binds: those always come from
-    the instructor's code, run here.
+    Those the instructor's cells (tests and read-only cells) read, and those the
+    cells a student may edit bind in the source, less every name an instructor
+    cell binds: those always come from the instructor's code, run here. A name
+    a test reads that the source's solution never binds at top level (a
+    student's ``a = 1``) is the student's too, as in a kernel.
     """
     instructor: set[str] = set()
     students: set[str] = set()
@@ -151,7 +158,10 @@ def student_names(source_nb: Any) -> frozenset[str]:
             continue
         mine = notebook.is_test(cell) or notebook.is_locked(cell)
         (instructor if mine else students).update(dependencies.binds(cell.source))
-    return frozenset(students - instructor)
+        if mine:
+            with contextlib.suppress(SyntaxError):
+                students |= placement.global_reads(dependencies.parsed(cell.source))
+    return frozenset(students - instructor - set(vars(builtins)))
 
 
 #: the builtins' public names, as a test cell's globals start with them (TestNamespace)
@@ -189,12 +199,21 @@ class TestNamespace(dict):
             return self.cache[name]
         reply = self._run.ask({"op": "lookup", "name": name})
         kind = reply.get("kind")
+        value: Any
         if kind == "callable":
             value = StudentFunction(self._run, name)
         elif kind == "value":
             value = wire.decode(reply.get("value"))
-        elif kind == "unencodable":
-            raise TypeError(f"{name} holds {reply.get('type')}, which the tests cannot check")
+        elif (
+            kind == "module"
+            and isinstance(reply.get("module"), str)
+            and reply["module"] in sys.modules
+        ):
+            value = sys.modules[reply["module"]]  # the grader's own copy of the same module
+        elif kind in ("unencodable", "module"):
+            held = reply.get("type") or f"module {reply.get('module')}"
+            self._run.crossed.append(f"{name} holds {held}")
+            raise TypeError(f"{name} holds {held}, which the tests cannot check")
         else:
             raise KeyError(name)
         self.cache[name] = value
@@ -241,6 +260,9 @@ class Execution:
         self.stand_ins: dict[str, Any] = {}  # served to the student's calls (TestNamespace.serving)
         self.timed_out: list[str] = []  # grade_ids (or positions) of cells that ran out of time
         self.runaway: set[str] = set()  # student functions that ran past a cell's limit
+        # what a test needed that cannot cross between the processes (a generator, a
+        # lambda): the notebook is then graded again with its tests beside the student's code
+        self.crossed: list[str] = []
         # The student's process caps its outputs; they are capped again here,
         # with room for the note it adds about what it cut.
         self.budget = GraderBudget()
@@ -435,14 +457,24 @@ def run_trusted_cell(run: Execution, cell: Any) -> list[Any]:
 
 
 def execute(
-    nb: Any, student: Student, timeout: float, wall: float, allowed: frozenset[str]
+    nb: Any,
+    student: Student,
+    timeout: float,
+    wall: float,
+    allowed: frozenset[str],
+    beside: bool = False,
+    crossed: list[str] | None = None,
 ) -> tuple[Status, str]:
     """Run every code cell of ``nb`` in order; outputs go into ``nb``.
 
     allowed: the names test cells may look up in the student's process
-    (:func:`student_names` of the source). Returns ``(status, detail)``:
-    ``("ok", "")`` or why the run stopped early. Test cells that never ran get
-    an error output, so they can never earn points.
+    (:func:`student_names` of the source). beside: run the test cells too in the
+    student's process, as stock nbgrader does (:mod:`~autograder.pipeline.course.placement`
+    says when); their verdict is then read from their outputs. crossed: where
+    what a test needed could not cross between the processes, why is appended
+    (:attr:`Execution.crossed`): the verdicts of such a run are not stock's.
+    Returns ``(status, detail)``: ``("ok", "")`` or why the run stopped early.
+    Test cells that never ran get an error output, so they can never earn points.
     """
     run = Execution(student, timeout, wall, allowed, read_by_instructor(nb) & allowed)
     count, stopped = 0, None
@@ -459,9 +491,9 @@ def execute(
             try:
                 run.start_cell()
                 instructor = notebook.is_test(cell) or notebook.is_locked(cell)
-                if not notebook.is_test(cell):
+                if beside or not notebook.is_test(cell):
                     cell.outputs = run_student_cell(run, cell)
-                if instructor:
+                if instructor and not beside:
                     trusted = run_trusted_cell(run, cell)
                     cell.outputs = cell.outputs + trusted if not notebook.is_test(cell) else trusted
             except Stop as stop:
@@ -471,6 +503,8 @@ def execute(
                 continue
             count += 1
             cell.execution_count = count
+    if crossed is not None:
+        crossed.extend(run.crossed)
     if stopped:
         return stopped.status, stopped.detail
     if run.timed_out:

@@ -15,6 +15,7 @@ import ctypes
 import gc
 import logging
 import multiprocessing
+import os
 import resource
 import signal
 import sys
@@ -23,10 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autograder.pipeline.course import internals, notebook
+from autograder.pipeline.course import internals, notebook, placement
 from autograder.pipeline.course.assignment import Assignment, find_assignment
 from autograder.pipeline.course.notebook_text import NotebookText
-from autograder.pipeline.errors import Status
+from autograder.pipeline.errors import Status, UserError
 from autograder.pipeline.grading import execute, sanitize, score
 from autograder.pipeline.reports import feedback_page
 from autograder.pipeline.results import rows
@@ -34,6 +35,7 @@ from autograder.pipeline.results.graded import Graded
 from autograder.pipeline.settings import GradingLimits, configured
 from autograder.pipeline.submissions.collect import Submission
 from autograder.sandbox import Sandbox, StudentGone, cpus, die_with_parent
+from autograder.sandbox import launcher as sandbox_files
 
 _log = logging.getLogger(__name__)
 #: times a notebook lost to something outside the student's code is graded again at once
@@ -108,8 +110,18 @@ class Worker:
         self.allowed = {name: execute.student_names(nb) for name, nb in sources.items()}
         self.columns = notebook.Columns(sources)
         self.files = a.helper_files()
+        try:
+            sandbox_files.encode_files(self.files)
+        except ValueError as why:
+            raise UserError(f"{a.source_dir}: {why}") from None
+        # notebooks whose tests run beside the student's code, as stock runs them, and why
+        self.beside = {name: placement.reasons(nb, self.files) for name, nb in sources.items()}
         course = configured(a)
-        helpers = [text for name, text in self.files.items() if name.endswith(".py")]
+        helpers = [
+            data.decode(errors="replace")
+            for name, data in self.files.items()
+            if name.endswith(".py")
+        ]
         self.warm_up = (
             "\n".join(notebook.imports(nb, helpers) for nb in self.release.values())
             if course.preload is None
@@ -127,7 +139,9 @@ class Worker:
             for nb in self.release.values()
         ]
         self.known_cells = sorted({text for cells in self.release_cells for text in cells})
-        self.draws = any("matplotlib" in text for text in [self.warm_up, *self.files.values()])
+        self.draws = "matplotlib" in self.warm_up or any(
+            b"matplotlib" in data for data in self.files.values()
+        )
         self.graded = 0  # submissions this worker's current sandbox graded
         self.sandbox: Sandbox | None = None
         self.closed = False
@@ -158,8 +172,10 @@ class Worker:
 
     def take_process(self) -> None:
         """Set this process up to grade: the course's helper modules importable (the trusted
-        test cells import them, from the source), traitlets' warnings quiet."""
+        test cells import them, from the source), traitlets' warnings quiet, and
+        ``NBGRADER_EXECUTION`` as stock's kernel has it, for the tests run here."""
         logging.getLogger("traitlets").setLevel(logging.ERROR)
+        os.environ["NBGRADER_EXECUTION"] = "autograde"
         sys.path.insert(0, str(self.assignment.source_dir))
 
     def _sandbox(self) -> Sandbox:
@@ -296,7 +312,8 @@ class Worker:
         if name in submission.unreadable:
             return _OneNotebook(Status.UNREADABLE, submission.unreadable[name])
         if name not in submission.files:
-            return _OneNotebook(Status.UNREADABLE, f"{name} is missing from the submission")
+            # as stock grades it: the notebook earns nothing, the others are graded as usual
+            return _OneNotebook(Status.OK, "not handed in: it earns no points")
         data = submission.files[name]  # read once: a retry grades these very bytes
         clean, status, detail = self.prepare(sid, name, data)
         if name in submission.renamed:
@@ -339,6 +356,7 @@ class Worker:
                 self.settings.limits.timeout,
                 self.settings.limits.wall,
                 self.allowed[name],
+                beside=bool(self.beside.get(name)),
             )
         finally:
             student.close()
@@ -386,6 +404,14 @@ def prepare(settings: WorkerSettings) -> None:
     internals.load_dialect(settings.db_url)
     _prepared = Worker(settings, this_process=False)
     _prepared.fill_caches(settings.pages)
+    for name, why in _prepared.beside.items():
+        if why:
+            _log.warning(
+                "%s: its tests run beside the student's code, as stock nbgrader runs them, "
+                "so a student's code can reach their verdict (%s)",
+                name,
+                "; ".join(why[:3]),
+            )
 
 
 def warm_renderer(assignment: Assignment) -> feedback_page.Renderer | None:

@@ -41,7 +41,7 @@ import logging
 import os
 import re
 import zipfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Set
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -306,11 +306,24 @@ def _renamed_copy(work: Path, assignment: Assignment) -> Path | None:
     return found[0] if len(found) == 1 else None
 
 
-def _named_notebooks(root: Path, graded: set[Path]) -> None:
-    """Warn about every notebook below ``root`` that is not one of the ``graded`` files."""
+def _other_assignments(assignment: Assignment) -> set[str]:
+    """The course's other assignments' ids: the folders beside this one's source."""
+    try:
+        beside = assignment.source_dir.parent.iterdir()
+        return {p.name for p in beside if p.is_dir() and p.name != assignment.id}
+    except OSError:
+        return set()
+
+
+def _named_notebooks(root: Path, graded: set[Path], others: Set[str] = frozenset()) -> None:
+    """Warn about every notebook below ``root`` that is not one of the ``graded`` files,
+    but for those in a folder named after another of the course's assignments (``others``):
+    they are where nbgrader keeps them, for another run."""
     for path in sorted(root.rglob("*.ipynb")):
         relative = path.relative_to(root)
         if any(p.startswith(".") or p == "__MACOSX" for p in relative.parts):
+            continue
+        if set(relative.parts[:-1]) & others:
             continue
         if path not in graded and path.is_file():
             _log.warning(
@@ -380,7 +393,7 @@ def from_nbgrader_layout(folder: Path, assignment: Assignment) -> list[Submissio
             )  # fmt: skip
         )
     if found:
-        _named_notebooks(root, graded)
+        _named_notebooks(root, graded, _other_assignments(assignment))
     return _one_each(found)
 
 
@@ -568,9 +581,12 @@ def _zip_layout(archive: zipfile.ZipFile, assignment: Assignment) -> list[Submis
     if not students:
         return []
     found: dict[tuple[str, str], Submission] = {}
+    others = _other_assignments(assignment)
     for info in notebooks:
         parts = Path(info.filename).parts
         at = _student_at(parts, assignment.id)
+        if at is None and set(parts[:-1]) & others:
+            continue  # another assignment's, where nbgrader keeps it
         if (
             at is None
             or len(parts) != at + 3
