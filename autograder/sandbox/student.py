@@ -474,7 +474,47 @@ def _is_function(value: Any) -> bool:
     return callable(value) and not isinstance(value, type)
 
 
-def lookup(shell: Any, name: str) -> dict[str, Any]:
+MAX_KEPT = 10_000  #: the student's objects the grader may hold references to, per process
+REF_ACTIONS = ("call", "getattr", "iter", "next", "len", "getitem", "str", "repr", "bool")
+
+
+class Kept:
+    """The student's objects the grader holds references to, by number (:class:`.wire.Refs`).
+
+    An object that cannot cross as data (a generator, a figure's axes, an
+    instance of the student's class) stays here; the grader gets its number,
+    its type's name and whether it can be called, and asks for what it needs of
+    it (:func:`act`), each answer again data or a reference. A callback the
+    grader passes in (a test's ``lambda``) becomes a function that asks the
+    grader, as a stand-in does. Nothing here runs any of the object's code.
+    """
+
+    def __init__(self, sock: socket.socket | None) -> None:
+        self.sock = sock
+        self.objects: dict[int, Any] = {}
+        self.numbers: dict[int, int] = {}  # id(object) -> its number, while it is kept
+
+    def keep(self, value: Any) -> dict[str, Any]:
+        number = self.numbers.get(id(value))
+        if number is None:
+            if len(self.objects) >= MAX_KEPT:
+                raise wire.Unencodable(f"{type(value).__name__}, past {MAX_KEPT} kept objects")
+            number = len(self.objects) + 1
+            self.objects[number], self.numbers[id(value)] = value, number
+        kind = type(value)
+        return {"t": "ref", "v": [number, f"{kind.__module__}.{kind.__qualname__}"[:200],
+                                  callable(value)]}  # fmt: skip
+
+    def find(self, kind: str, body: Any) -> Any:
+        if kind == "callback" and self.sock is not None:
+            return stand_in(self.sock, f"callback {int(body)}")
+        number = body[0] if isinstance(body, list) and body else body
+        if kind == "ref" and type(number) is int and number in self.objects:
+            return self.objects[number]
+        raise wire.WireError(f"no such object: {str(body)[:40]}")
+
+
+def lookup(shell: Any, name: str, kept: Kept | None = None) -> dict[str, Any]:
     """What ``name`` is in the student's namespace, as the grader may learn it."""
     if name not in shell.user_ns:
         return {"kind": "missing"}
@@ -484,7 +524,7 @@ def lookup(shell: Any, name: str) -> dict[str, Any]:
     if _is_function(value):
         return {"kind": "callable"}
     try:
-        return {"kind": "value", "value": wire.encode(value)}
+        return {"kind": "value", "value": wire.encode(value, refs=kept)}
     except wire.Unencodable as why:
         return {"kind": "unencodable", "type": str(why)}
 
@@ -524,31 +564,83 @@ def call(
     serve: Sequence[str] = (),
     sock: socket.socket | None = None,
     encoded_kwargs: dict[str, Any] | None = None,
+    kept: Kept | None = None,
 ) -> dict[str, Any]:
     """Call the student's function ``name``; the result, or the error, and the arguments after.
 
     encoded_kwargs: the keyword arguments, encoded as the positional ones are.
     serve: names of the student's other functions that, during this call only,
     are answered by the grader (:func:`stand_in`) instead of the student's code.
+    kept: where the student's objects that cannot cross as data are kept (the
+    arguments may name them, and the result may be one).
     """
-    args = [wire.decode(a) for a in encoded_args]
-    kwargs = {str(k): wire.decode(v) for k, v in (encoded_kwargs or {}).items()}
+    args = [wire.decode(a, refs=kept) for a in encoded_args]
+    kwargs = {str(k): wire.decode(v, refs=kept) for k, v in (encoded_kwargs or {}).items()}
+    reply = _invoke(shell, lambda: shell.user_ns[name](*args, **kwargs), name, serve, sock, kept)
+    reply["args"] = [_if_changed(a, before) for a, before in zip(args, encoded_args)]
+    return reply
+
+
+def act(shell: Any, message: dict[str, Any], sock: socket.socket, kept: Kept) -> dict[str, Any]:
+    """Do what the grader asks of one of the student's kept objects (:class:`Kept`).
+
+    ``message["do"]``, one of ``REF_ACTIONS``: call it (``args``,
+    ``kwargs``), read an attribute (``name``, never a dunder), iterate it, take
+    its next item, its length, an item (``key``), its ``str``, ``repr`` or truth.
+    The object's own code runs as any of the student's code does; the answer
+    is data or a reference. Nothing that reaches a verdict is asked of it: a
+    comparison with a test's value is made in the grader.
+    """
+    target = kept.find("ref", message.get("ref"))
+    do, label = message.get("do"), f"{type(target).__name__} object"
+    args = [wire.decode(a, refs=kept) for a in message.get("args") or []]
+    kwargs = {str(k): wire.decode(v, refs=kept) for k, v in (message.get("kwargs") or {}).items()}
+    attribute = str(message.get("name", ""))
+    actions: dict[str, Any] = {
+        "call": lambda: target(*args, **kwargs),
+        "getattr": lambda: getattr(target, attribute),
+        "iter": lambda: iter(target),
+        "next": lambda: next(target),
+        "len": lambda: len(target),
+        "getitem": lambda: target[args[0]],
+        "str": lambda: str(target),
+        "repr": lambda: repr(target),
+        "bool": lambda: bool(target),
+    }
+    if do not in actions or (do == "getattr" and attribute.startswith("__")):
+        raise wire.WireError(f"not an action on an object: {str(do)[:40]}")
+    return _invoke(shell, actions[do], label, message.get("serve") or [], sock, kept)
+
+
+def _invoke(
+    shell: Any,
+    run: Any,
+    name: str,
+    serve: Sequence[str],
+    sock: socket.socket | None,
+    kept: Kept | None,
+) -> dict[str, Any]:
+    """Run ``run()`` (the student's code) as a test's call: its result as data (or a
+    reference), or its error; its outputs counted and its warnings caught."""
     outputs: list[dict[str, Any]] = []
     shell.cell_outputs = []  # displays during a test call are not shown; they still count
     shell.budget.start_cell()
     missing = object()
-    names = [n for n in serve if n != name] if sock is not None else []
+    served = [n for n in serve if n != name and not n.startswith("callback ")]
+    names = served if sock is not None else []
     saved = {n: shell.user_ns.get(n, missing) for n in names}
     shell.user_ns.update({n: stand_in(sock, n) for n in names})  # type: ignore[arg-type]
     streams = sys.stdout, sys.stderr
     sys.stdout = OutputStream("stdout", outputs, shell.budget)
     sys.stderr = OutputStream("stderr", outputs, shell.budget)
     try:
+        # The process's own filters decide which warnings show, as in a kernel (where
+        # a ResourceWarning never shows, and a repeated one shows once): a warning
+        # shown here is on the test's stderr in stock, which costs the test its points.
         with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
             try:
-                result = shell.user_ns[name](*args, **kwargs)
-                reply = {"ok": True, "result": wire.encode(result)}
+                result = run()
+                reply = {"ok": True, "result": wire.encode(result, refs=kept)}
             except wire.Unencodable as why:
                 reply = {"ok": False, "ename": "TypeError", "evalue": f"{name} returned {why}"}
                 reply["unencodable"] = True
@@ -565,7 +657,6 @@ def call(
                 shell.user_ns[n] = value
     reply["outputs"] = finish(outputs, shell.budget)
     reply["warnings"] = [shorten(f"{w.category.__name__}: {w.message}", 500) for w in caught[:20]]
-    reply["args"] = [_if_changed(a, before) for a, before in zip(args, encoded_args)]
     return reply
 
 
@@ -614,12 +705,14 @@ def serve(shell: Any, sock: socket.socket) -> None:
     (:func:`functions`), so the grader need not look each one up.
     """
     watched: list[str] = []
+    kept = Kept(sock)
     handlers = {
         "run": lambda m: run_cell(shell, m["source"]),
-        "lookup": lambda m: lookup(shell, m["name"]),
+        "lookup": lambda m: lookup(shell, m["name"], kept),
         "call": lambda m: call(
-            shell, m["name"], m["args"], list(m.get("serve") or []), sock, m.get("kwargs")
+            shell, m["name"], m["args"], list(m.get("serve") or []), sock, m.get("kwargs"), kept
         ),
+        "ref": lambda m: act(shell, m, sock, kept),
         "disable": lambda m: disable(shell, str(m["name"]), str(m["message"])),
         "record_figures": lambda m: figures.record(),
         "figures": lambda m: figures.drawn(),

@@ -27,7 +27,7 @@ import socket
 import struct
 import sys
 import time
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -79,11 +79,31 @@ def _plain(dtype: np.dtype) -> bool:
     )
 
 
-class _Counter:
-    """Elements decoded (or encoded) so far in one value, against :data:`MAX_ELEMENTS`."""
+class Refs(Protocol):
+    """What stands for a value that cannot cross as data: a reference to it.
 
-    def __init__(self, error: type[Exception]) -> None:
-        self.count, self.error = 0, error
+    Each side of the wire has its own (``student.Kept``, ``execute.Handles``):
+    the student's process keeps its objects and sends their numbers; the grader
+    sends a number for each of the student's objects it was given and for each
+    of its own functions a test passes (a callback the student's code may call).
+    """
+
+    def keep(self, value: Any) -> dict[str, Any]:
+        """``{"t": "ref" or "callback", "v": ...}`` for ``value``; Unencodable if none."""
+        ...
+
+    def find(self, kind: str, body: Any) -> Any:
+        """The value a ``ref`` or ``callback`` from the other side stands for; WireError
+        for one this side never sent or does not take."""
+        ...
+
+
+class _Counter:
+    """Elements decoded (or encoded) so far in one value, against :data:`MAX_ELEMENTS`;
+    and the references (:class:`Refs`) the value's parts may use, if any."""
+
+    def __init__(self, error: type[Exception], refs: Refs | None = None) -> None:
+        self.count, self.error, self.refs = 0, error, refs
 
     def add(self, n: int) -> None:
         self.count += n
@@ -116,9 +136,15 @@ def _from_raw(body: Any, counter: _Counter) -> np.ndarray:
     return np.frombuffer(data, dtype).reshape(shape).copy()  # writable, as the sender's was
 
 
-def encode(value: Any, depth: int = 0, counter: _Counter | None = None) -> Any:
-    """A JSON-able form of ``value``; raises Unencodable for what cannot cross."""
-    counter = counter or _Counter(Unencodable)
+def encode(
+    value: Any, depth: int = 0, counter: _Counter | None = None, refs: Refs | None = None
+) -> Any:
+    """A JSON-able form of ``value``; raises Unencodable for what cannot cross.
+
+    refs: where given, an object of another type (a function, a generator, a
+    figure's axes, an array of objects) crosses as a reference instead (:class:`Refs`).
+    """
+    counter = counter or _Counter(Unencodable, refs)
     if depth > MAX_DEPTH:
         raise Unencodable("nested too deeply")
     if value is None or isinstance(value, (bool, int, float, str)):
@@ -126,7 +152,7 @@ def encode(value: Any, depth: int = 0, counter: _Counter | None = None) -> Any:
     if isinstance(value, (np.ndarray, np.generic)):
         array = np.asarray(value)
         if array.dtype.hasobject:
-            raise Unencodable("an array of Python objects")
+            return _referred(value, counter, "an array of Python objects")
         if not _plain(array.dtype):
             raise Unencodable(f"an array of dtype {array.dtype}")
         if array.nbytes > MAX_VALUE:
@@ -151,7 +177,14 @@ def encode(value: Any, depth: int = 0, counter: _Counter | None = None) -> Any:
     pandas = sys.modules.get("pandas")  # only a value of pandas' can be one: never imported here
     if pandas is not None and isinstance(value, (pandas.DataFrame, pandas.Series)):
         return _encode_table(value, pandas, depth, counter)
-    raise Unencodable(type(value).__name__)
+    return _referred(value, counter, type(value).__name__)
+
+
+def _referred(value: Any, counter: _Counter, what: str) -> Any:
+    """A reference to ``value`` where the value's references are taken, else Unencodable."""
+    if counter.refs is None:
+        raise Unencodable(what)
+    return counter.refs.keep(value)
 
 
 # ------------------------------------------------------------------ pandas, as columns
@@ -258,9 +291,15 @@ def _decode_table(kind: str, body: Any, depth: int, counter: _Counter) -> Any:
     return frame
 
 
-def decode(data: Any, depth: int = 0, counter: _Counter | None = None) -> Any:
-    """The value ``encode`` made ``data`` from; raises WireError on anything else."""
-    counter = counter or _Counter(WireError)
+def decode(
+    data: Any, depth: int = 0, counter: _Counter | None = None, refs: Refs | None = None
+) -> Any:
+    """The value ``encode`` made ``data`` from; raises WireError on anything else.
+
+    refs: where given, a reference the other side sent is looked up there
+    (:class:`Refs`); without, a reference is an error.
+    """
+    counter = counter or _Counter(WireError, refs)
     if depth > MAX_DEPTH:
         raise WireError("value nested too deeply")
     if data is None or isinstance(data, (bool, int, float, str)):
@@ -285,6 +324,9 @@ def decode(data: Any, depth: int = 0, counter: _Counter | None = None) -> Any:
             return {decode(k, depth + 1, counter): decode(v, depth + 1, counter) for k, v in body}
         if kind in ("frame", "series"):
             return _decode_table(kind, body, depth, counter)
+        if kind in ("ref", "callback") and counter.refs is not None:
+            counter.add(1)
+            return counter.refs.find(kind, body)
     except WireError:
         raise
     except Exception as error:  # a malformed dtype or base64, wrong lists, unhashable keys

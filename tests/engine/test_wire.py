@@ -1,6 +1,7 @@
 """Does only data cross between the grader and a student's process?"""
 
 import base64
+import json
 import pickle
 import socket
 
@@ -120,3 +121,46 @@ def test_element_count_is_bounded():
         wire.decode(halves)
     with pytest.raises(wire.Unencodable):
         wire.encode(np.zeros(wire.MAX_VALUE + 1, dtype="u1"))
+
+
+class _Numbered:
+    """A side's references, as a test sees them: each kept value gets the next number."""
+
+    def __init__(self):
+        self.kept = []
+
+    def keep(self, value):
+        self.kept.append(value)
+        return {"t": "ref", "v": [len(self.kept), type(value).__name__, callable(value)]}
+
+    def find(self, kind, body):
+        return ("found", kind, body[0])
+
+
+def test_what_cannot_cross_as_data_crosses_as_a_reference_where_one_is_taken():
+    """A generator inside a list, a function, an array of objects: each a numbered reference;
+    data around them stays data; without references they are Unencodable as before."""
+    gen = (i for i in range(3))
+    refs = _Numbered()
+    sent = wire.encode([1, gen, {"f": len}, np.array([object()])], refs=refs)
+    assert refs.kept[:2] == [gen, len] and len(refs.kept) == 3
+    back = wire.decode(json.loads(json.dumps(sent)), refs=refs)
+    assert back[0] == 1 and back[1] == ("found", "ref", 1) and back[2] == {"f": ("found", "ref", 2)}
+    with pytest.raises(wire.Unencodable):
+        wire.encode([1, gen])
+    with pytest.raises(wire.WireError):
+        wire.decode(sent)  # a reference where none is taken is garbage
+
+
+def test_a_students_object_by_reference_equals_only_itself():
+    """The grader's proxy never asks the student's code whether it equals a test's value, and
+    answers no probe (numpy's, copy's) by asking it."""
+    from autograder.pipeline.grading.execute import StudentObject
+
+    proxy = StudentObject(run=None, number=1, type_name="evil.Always")
+    assert proxy != [0, 2, 4] and not (proxy == 3) and proxy == proxy
+    with pytest.raises(AttributeError):
+        proxy.__array_interface__  # noqa: B018
+    with pytest.raises(AttributeError):
+        proxy._private  # noqa: B018
+    assert repr(proxy) == "<the student's evil.Always object>"

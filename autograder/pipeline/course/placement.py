@@ -77,7 +77,7 @@ def _statement_binds(statement: ast.stmt) -> set[str]:
 
 def global_reads(node: ast.AST) -> set[str]:
     """The global names ``node`` (an expression or a simple statement) reads, a function's
-    or a comprehension's own locals left out (Python's own scoping, via :mod:`symtable`)."""
+    or a comprehension's own locals left out (Python's own scoping, via ``symtable``)."""
     text = ast.unparse(node)
     try:
         table = symtable.symtable(text, "<cell>", "exec")
@@ -139,7 +139,7 @@ def students_read(tree: ast.Module, students: set[str], bound: set[str]) -> set[
 
 def cell_reasons(cell: Any, tree: ast.Module, files: set[str]) -> list[str]:
     """Why this instructor cell cannot reach its verdict in the grader, besides rebinding
-    ([] if it can). files: :func:`_file_names`."""
+    ([] if it can). files: every way a test may name one of the assignment's files."""
     label = notebook.grade_id(cell) or "a read-only cell"
     found: list[str] = []
     for node in ast.walk(tree):

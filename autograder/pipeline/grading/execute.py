@@ -74,39 +74,145 @@ class StudentFunction:
             raise RunawayError(
                 f"{name} ran past the {limit} limit in an earlier test; not called again"
             )
+        handles = self._run.handles
         try:
-            encoded = [wire.encode(a) for a in args]
-            named = {str(k): wire.encode(v) for k, v in kwargs.items()}
+            encoded = [wire.encode(a, refs=handles) for a in args]
+            named = {str(k): wire.encode(v, refs=handles) for k, v in kwargs.items()}
         except wire.Unencodable as why:
-            self._run.crossed.append(f"a test passes {why} to {name}")
             raise TypeError(f"cannot pass {why} to the student's {name}") from None
         message: dict[str, Any] = {"op": "call", "name": name, "args": encoded}
         if named:
             message["kwargs"] = named
         try:
-            reply = self._run.ask(message, stand_ins=self._run.stand_ins)
+            reply = self._run.ask(message, stand_ins=self._run.serving_now())
         except _CellTimedOut:
             self._run.stop_calling(name)  # each runaway function costs one cell timeout
             raise
-        for output in reply.get("outputs", []):
-            stream = _stream_of(output)
-            if stream is not None:
-                stream.write(str(output.get("text", "")))
-        for message in list(reply.get("warnings", []))[:20]:
-            warnings.warn(outputs.shorten(message, 500), UserWarning, stacklevel=2)
         _copy_back(args, reply.get("args", []))
-        if reply.get("unencodable"):
-            self._run.crossed.append(str(reply.get("evalue")))
-        if reply.get("ok"):
-            return wire.decode(reply.get("result"))
-        # A KeyboardInterrupt here is the student's own: the grader's interrupt
-        # (after a timeout) never comes back as a reply.
-        shown = error_output(
-            reply.get("ename", "Exception"), reply.get("evalue", ""), reply.get("traceback", [])
-        )
-        error = wire.exception_class(shown["ename"])(shown["evalue"])
-        error.student_traceback = shown["traceback"][:12]  # type: ignore[attr-defined]
-        raise error
+        return _answer(self._run, reply)
+
+
+def _answer(run: Execution, reply: dict[str, Any]) -> Any:
+    """What a call into the student's code gave: its result (data, or a reference to
+    one of the student's objects), or its error raised here; its printing shown."""
+    for output in reply.get("outputs", []):
+        stream = _stream_of(output)
+        if stream is not None:
+            stream.write(str(output.get("text", "")))
+    for message in list(reply.get("warnings", []))[:20]:
+        warnings.warn(outputs.shorten(message, 500), UserWarning, stacklevel=3)
+    if reply.get("ok"):
+        return wire.decode(reply.get("result"), refs=run.handles)
+    # A KeyboardInterrupt here is the student's own: the grader's interrupt
+    # (after a timeout) never comes back as a reply.
+    shown = error_output(
+        reply.get("ename", "Exception"), reply.get("evalue", ""), reply.get("traceback", [])
+    )
+    error = wire.exception_class(shown["ename"])(shown["evalue"])
+    error.student_traceback = shown["traceback"][:12]  # type: ignore[attr-defined]
+    raise error
+
+
+class StudentObject:
+    """One of the student's objects that cannot cross as data, held by reference.
+
+    A generator, a figure's axes, an instance of the student's own class: the
+    object stays in the student's process (``student.Kept``), and what a test
+    does with it is asked of it there, each answer data or another reference:
+    an attribute, a call, iteration, its length, an item, its ``str`` and its
+    truth. Nothing that reaches a verdict is asked of the student's code: the
+    proxy equals only itself (a comparison with a test's value is never
+    forwarded, so an object "equal to everything" equals nothing here), and
+    ``isinstance`` sees a StudentObject, not the student's type.
+    """
+
+    __slots__ = ("_run", "_number", "_type")
+
+    def __init__(self, run: Execution, number: int, type_name: str) -> None:
+        self._run, self._number, self._type = run, number, type_name
+
+    def __repr__(self) -> str:
+        return f"<the student's {self._type} object>"
+
+    def _act(self, do: str, **fields: Any) -> Any:
+        message = {"op": "ref", "ref": self._number, "do": do, **fields}
+        return _answer(self._run, self._run.ask(message, stand_ins=self._run.serving_now()))
+
+    def _encoded(self, values: Sequence[Any]) -> list[Any]:
+        try:
+            return [wire.encode(v, refs=self._run.handles) for v in values]
+        except wire.Unencodable as why:
+            raise TypeError(f"cannot pass {why} to the student's {self._type}") from None
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # the proxy's own, or a probe (copy, numpy): never asked
+            raise AttributeError(name)
+        return self._act("getattr", name=name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        named = dict(zip(kwargs, self._encoded(list(kwargs.values()))))
+        return self._act("call", args=self._encoded(args), kwargs=named)
+
+    def __iter__(self) -> Any:
+        return self._act("iter")
+
+    def __next__(self) -> Any:
+        return self._act("next")
+
+    def __len__(self) -> int:
+        length = self._act("len")
+        if type(length) is not int:
+            raise TypeError(f"the length of the student's {self._type} is not an int")
+        return length
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._act("getitem", args=self._encoded([key]))
+
+    def __str__(self) -> str:
+        return str(self._act("str"))
+
+    def __bool__(self) -> bool:
+        return bool(self._act("bool") is True)
+
+
+class Handles:
+    """The grader's side of references (``wire.Refs``) for one submission's execution.
+
+    A reference from the student's process becomes a :class:`StudentObject`
+    (the same one for the same number); one sent back names it again. A
+    function of the grader's that a test passes to the student's code (a
+    ``lambda``) becomes a callback the student's process may call while the
+    request runs: computed here, as a stand-in is, only its result crosses.
+    """
+
+    def __init__(self, run: Execution) -> None:
+        self.run = run
+        self.objects: dict[int, StudentObject] = {}
+        self.callbacks: dict[str, Callable[..., Any]] = {}
+
+    def keep(self, value: Any) -> dict[str, Any]:
+        if isinstance(value, StudentObject) and value._run is self.run:
+            return {"t": "ref", "v": [value._number]}
+        if callable(value) and not isinstance(value, (type, StudentFunction, StudentObject)):
+            number = len(self.callbacks) + 1
+            self.callbacks[f"callback {number}"] = value
+            return {"t": "callback", "v": number}
+        raise wire.Unencodable(type(value).__name__)
+
+    def find(self, kind: str, body: Any) -> Any:
+        if kind != "ref" or not (isinstance(body, list) and len(body) == 3):
+            raise wire.WireError("the student's process may send only references to its objects")
+        number, type_name, _can_call = body
+        if type(number) is not int or not isinstance(type_name, str):
+            raise wire.WireError("a malformed reference")
+        if number not in self.objects:
+            if len(self.objects) >= MAX_OBJECTS:
+                raise wire.WireError(f"more than {MAX_OBJECTS} objects of the student's")
+            self.objects[number] = StudentObject(self.run, number, type_name[:200])
+        return self.objects[number]
+
+
+MAX_OBJECTS = 10_000  #: references to the student's objects one execution may hold
 
 
 def _stream_of(output: Any) -> Any:
@@ -203,7 +309,7 @@ class TestNamespace(dict):
         if kind == "callable":
             value = StudentFunction(self._run, name)
         elif kind == "value":
-            value = wire.decode(reply.get("value"))
+            value = wire.decode(reply.get("value"), refs=self._run.handles)
         elif (
             kind == "module"
             and isinstance(reply.get("module"), str)
@@ -212,7 +318,6 @@ class TestNamespace(dict):
             value = sys.modules[reply["module"]]  # the grader's own copy of the same module
         elif kind in ("unencodable", "module"):
             held = reply.get("type") or f"module {reply.get('module')}"
-            self._run.crossed.append(f"{name} holds {held}")
             raise TypeError(f"{name} holds {held}, which the tests cannot check")
         else:
             raise KeyError(name)
@@ -260,12 +365,15 @@ class Execution:
         self.stand_ins: dict[str, Any] = {}  # served to the student's calls (TestNamespace.serving)
         self.timed_out: list[str] = []  # grade_ids (or positions) of cells that ran out of time
         self.runaway: set[str] = set()  # student functions that ran past a cell's limit
-        # what a test needed that cannot cross between the processes (a generator, a
-        # lambda): the notebook is then graded again with its tests beside the student's code
-        self.crossed: list[str] = []
+        self.handles = Handles(self)  # the student's objects held by reference, and callbacks
         # The student's process caps its outputs; they are capped again here,
         # with room for the note it adds about what it cut.
         self.budget = GraderBudget()
+
+    def serving_now(self) -> dict[str, Any]:
+        """The grader's functions the student's code may call during a request: the
+        stand-ins a test serves, and the callbacks tests passed in."""
+        return {**self.stand_ins, **self.handles.callbacks}
 
     def start_cell(self) -> None:
         """Start a cell's clock; raise Stop if the whole notebook is out of time."""
@@ -463,16 +571,13 @@ def execute(
     wall: float,
     allowed: frozenset[str],
     beside: bool = False,
-    crossed: list[str] | None = None,
 ) -> tuple[Status, str]:
     """Run every code cell of ``nb`` in order; outputs go into ``nb``.
 
     allowed: the names test cells may look up in the student's process
     (:func:`student_names` of the source). beside: run the test cells too in the
     student's process, as stock nbgrader does (:mod:`~autograder.pipeline.course.placement`
-    says when); their verdict is then read from their outputs. crossed: where
-    what a test needed could not cross between the processes, why is appended
-    (:attr:`Execution.crossed`): the verdicts of such a run are not stock's.
+    says when); their verdict is then read from their outputs.
     Returns ``(status, detail)``: ``("ok", "")`` or why the run stopped early.
     Test cells that never ran get an error output, so they can never earn points.
     """
@@ -503,8 +608,6 @@ def execute(
                 continue
             count += 1
             cell.execution_count = count
-    if crossed is not None:
-        crossed.extend(run.crossed)
     if stopped:
         return stopped.status, stopped.detail
     if run.timed_out:
