@@ -276,3 +276,22 @@ def test_warming_up_highlights_the_code_and_renders_only_the_prose(assignment):
     graded = Graded("ada", "", Status.OK, "", {}, {}, {})
     renderer.render("ada", {"toy.ipynb": nb}, Columns({"toy.ipynb": nb}), {}, graded)
     assert fresh == [nb.cells[1].source]
+
+
+def test_a_summary_counts_a_test_named_otherwise_for_the_answer_above_it():
+    """nbgrader's own naming (``squares``, then ``correct_squares``): the failing test counts
+    against the answer above it, never "all tests pass"; an answer with no test says so."""
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            graded_cell("answer", "squares", 0, "def squares(n):\n    return []"),
+            graded_cell("test", "correct_squares", 1, "assert squares(1) == [1]", [FAILED]),
+            graded_cell("answer", "helper", 0, "def helper():\n    pass"),
+        ]
+    )
+    columns = Columns({"n.ipynb": nb})
+    stubs = {"n.ipynb": {"squares": "# YOUR CODE HERE", "helper": "# YOUR CODE HERE"}}
+    answers, cells = feedback_page.summary({"n.ipynb": nb}, columns, score.points(nb), {}, stubs)
+    states = {a["id"]: a["state"] for a in answers}
+    assert states == {"squares": "failing", "helper": "done"}
+    assert cells["squares"]["state"] == "1 test failing"
+    assert cells["helper"]["state"] == "no tests of its own"

@@ -392,3 +392,12 @@ def test_names_the_students_code_may_supply(source_nb):
     for instructor in ("_reference_weights", "_diagnose_weights", "check_close", "quietly", "np"):
         assert instructor not in allowed
     assert "answers" not in allowed  # bound by a test cell too: it must come from the test
+
+
+def test_every_test_of_the_lab_runs_in_the_grader(source_nb):
+    """Does no test of the lab act on the student's process (rebind a student's name, seed a
+    shared generator, read the working folder)? Then all run in the grader, where no student
+    code reaches a verdict, and none beside the student's code as stock runs them."""
+    from autograder.pipeline.course import placement
+
+    assert placement.reasons(source_nb, lab.ASSIGNMENT.helper_files()) == []

@@ -22,6 +22,7 @@ import importlib.metadata
 import io
 import json
 import logging
+import os
 import re
 import sys
 import tempfile
@@ -130,6 +131,27 @@ def alembic_in_process() -> Iterator[None]:
         nbgrader.api.get_alembic_version = original
 
 
+@contextlib.contextmanager
+def _kernels_quiet() -> Iterator[None]:
+    """Standard error at the file level goes nowhere while the block runs.
+
+    nbgrader's ``InstantiateTests`` starts a kernel for each notebook with
+    ``### AUTOTEST`` lines, and each kernel's own log (a warning about its
+    transport) would reach the TA's terminal: nothing in it is theirs to act on.
+    What nbgrader says goes through its logger, kept apart.
+    """
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def record_assignment(coursedir: CourseDirectory, config: Config) -> None:
     """Record the assignment's cells in the gradebook, as ``nbgrader generate_assignment`` does.
 
@@ -145,7 +167,7 @@ def record_assignment(coursedir: CourseDirectory, config: Config) -> None:
         converter.log.addHandler(logging.StreamHandler(log))
         converter.log.setLevel(logging.WARNING)
         try:
-            with alembic_in_process():
+            with alembic_in_process(), _kernels_quiet():
                 converter.start()
         except NbGraderException:
             raise UserError(f"could not set up the gradebook: {log.getvalue().strip()}") from None

@@ -144,7 +144,10 @@ def summary(
             continue
         ids = [a for a in stubs.get(name, {}) if isinstance(a, str)]
         found = {a: _answer(a, name, columns, points, comments) for a in ids}
+        above = None  # the answer cell nearest above: what a test named otherwise grades
         for cell in nb.cells:
+            if notebook.is_answer(cell) and notebook.grade_id(cell) in found:
+                above = notebook.grade_id(cell)
             if not notebook.is_test(cell):
                 continue
             test = columns.of.get((name, notebook.grade_id(cell)), notebook.grade_id(cell))
@@ -152,7 +155,7 @@ def summary(
             passed = earned is not None and earned >= possible
             cells[test] = {"state": "passed" if passed else "failed", "earned": earned}
             cells[test]["possible"] = possible
-            owner = notebook.answer_of(str(notebook.grade_id(cell)), ids)
+            owner = notebook.answer_of(str(notebook.grade_id(cell)), ids) or above
             if owner is None:
                 continue
             found[owner]["earned"] = (found[owner]["earned"] or 0.0) + (earned or 0.0)
@@ -210,6 +213,8 @@ def _heading(answer: dict[str, Any]) -> str:
     if answer["state"] == "failing":
         count = len(answer["failing"])
         return f"{count} test{'s' if count != 1 else ''} failing"
+    if answer["state"] == "done" and not answer["possible"]:
+        return "no tests of its own"  # nothing failed, and nothing was checked
     return "all tests pass" if answer["state"] == "done" else answer["state"]
 
 

@@ -1,7 +1,7 @@
 """nbgrader's own example course and test notebooks, laid out as one course to grade.
 
 Nothing here was written for this engine: ``ps1/`` is nbgrader's documentation
-course (problem set 1, students ``bitdiddle`` and ``hacker``, with its
+course (problem set 1, students ``bitdiddle`` and ``hacker`` in ``ps1/students``, with its
 ``jupyter.png`` and its header notebook) and ``files/`` holds nbgrader's test
 notebooks (``nbgrader/tests/apps/files``), both copied from nbgrader 0.9.x
 under its licence (``LICENSE``). :func:`build` makes a course of them:
@@ -127,7 +127,7 @@ def build(
     shutil.copy(FILES / "data.txt", source / "data.txt")
     for assignment in ("ps1", "nbtests"):
         nbgrader(into, "generate_assignment", assignment, "--force", python=python, env=env)
-    shutil.copytree(HERE / "ps1" / "submitted", into / "submitted")
+    shutil.copytree(HERE / "ps1" / "students", into / "submitted")
     for name, (_, students) in NBTESTS.items():
         for student, file in students.items():
             folder = into / "submitted" / student / "nbtests"
