@@ -12,6 +12,10 @@ from autograder.pipeline.course.gradebook import ensure_gradebook
 from . import toy
 from .command_line import run_command_line
 
+# nbgrader's own notebooks are fixtures to grade, never notebooks for nbval to run: one of
+# them loops forever on purpose, others fail on purpose
+collect_ignore = ["nbgrader_course"]
+
 
 @pytest.fixture(scope="session")
 def lesson_template(tmp_path_factory) -> Path:
