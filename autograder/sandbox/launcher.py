@@ -150,15 +150,19 @@ def helper_modules(files: dict[str, bytes]) -> dict[str, str]:
     return modules
 
 
-def encode_files(files: dict[str, bytes]) -> dict[str, str]:
-    """``{path: base64}``: ``files`` as the student's process receives them.
-
-    ValueError when they are too many bytes for one frame (:data:`MAX_HELPER_BYTES`).
-    """
+def check_files(files: dict[str, bytes]) -> None:
+    """ValueError, in one sentence, when ``files`` are too many bytes for the frame that
+    carries them to a student's process (:data:`MAX_HELPER_BYTES`)."""
     total = sum(len(data) for data in files.values())
     if total > MAX_HELPER_BYTES:
         limit = MAX_HELPER_BYTES // 2**20
         raise ValueError(f"the assignment's files hold {total / 2**20:.1f} MiB; at most {limit}")
+
+
+def encode_files(files: dict[str, bytes]) -> dict[str, str]:
+    """``{path: base64}``: ``files`` as the student's process receives them
+    (ValueError from :func:`check_files` first)."""
+    check_files(files)
     return {path: base64.b64encode(data).decode() for path, data in files.items()}
 
 

@@ -23,6 +23,12 @@ def binds(source: str) -> set[str]:
         tree = parsed(source)
     except SyntaxError:
         return set()
+    return binds_in(tree)
+
+
+def binds_in(tree: ast.AST) -> set[str]:
+    """The names ``tree`` (a cell's syntax tree, or one statement of it) binds at its top
+    level, as :func:`binds` counts them."""
     found = set()
 
     def visit(node: ast.AST) -> None:

@@ -51,7 +51,7 @@ def _called(node: ast.Call) -> str:
     return func.id if isinstance(func, ast.Name) else ""
 
 
-def _deleted(tree: ast.Module) -> set[str]:
+def _deleted(tree: ast.AST) -> set[str]:
     return {
         target.id
         for node in ast.walk(tree)
@@ -72,7 +72,7 @@ def _file_names(paths: Iterable[str]) -> set[str]:
 
 
 def _statement_binds(statement: ast.stmt) -> set[str]:
-    return dependencies.binds(ast.unparse(statement)) | _deleted(ast.Module([statement], []))
+    return dependencies.binds_in(statement) | _deleted(statement)
 
 
 def global_reads(node: ast.AST) -> set[str]:

@@ -172,7 +172,7 @@ class StudentObject:
         return str(self._act("str"))
 
     def __bool__(self) -> bool:
-        return bool(self._act("bool") is True)
+        return self._act("bool") is True
 
 
 class Handles:

@@ -111,7 +111,7 @@ class Worker:
         self.columns = notebook.Columns(sources)
         self.files = a.helper_files()
         try:
-            sandbox_files.encode_files(self.files)
+            sandbox_files.check_files(self.files)
         except ValueError as why:
             raise UserError(f"{a.source_dir}: {why}") from None
         # notebooks whose tests run beside the student's code, as stock runs them, and why
