@@ -69,7 +69,7 @@ def test_w_q_is_shown_as_column_blocks(solution_nb):
     """Are the four heads' W_q shown to be column blocks of one (8, 8) matrix, outputs agreeing?"""
     printed = _printed(solution_nb)
     assert "its four (8, 2) blocks are the heads' W_q: True" in printed
-    assert "are head i's queries: True" in printed
+    assert "each head's two columns of x @ W_q_all are its queries: True" in printed
 
 
 def test_the_output_projection_is_explained_and_run(solution_nb):
@@ -147,3 +147,91 @@ def test_pictures_are_text_with_their_words(solution_nb):
         shares = re.findall(r">(\d\.\d\d)</text>", svg)
         assert len(shares) >= 9 and all(0 <= float(s) <= 1 for s in shares), shares
     assert not any("matplotlib" in c.source for c in code)
+
+
+def _cell(nb, cell_id):
+    return next(c.source for c in nb.cells if c.get("id") == cell_id)
+
+
+def _assigned(source, names):
+    """The values ``source``'s top-level assignments give ``names`` (numpy only, nothing run)."""
+    import ast
+
+    import numpy as np
+
+    values = {}
+    for statement in ast.parse(source).body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target = statement.targets[0]
+            if isinstance(target, ast.Name) and target.id in names and target.id not in values:
+                values[target.id] = eval(  # the course's own locked cell, literals and np only
+                    compile(ast.Expression(statement.value), "<cell>", "eval"), {"np": np}
+                )
+    return values
+
+
+@pytest.fixture(scope="module")
+def reference(solution_nb):
+    """The solution's attention_weights, to compute what the lesson's comments quote."""
+    import numpy as np
+
+    space = {"np": np}
+    exec(_cell(solution_nb, "attention_weights"), space)  # the course's own solution
+    return space["attention_weights"]
+
+
+def test_the_worked_examples_numbers_are_what_the_code_computes(solution_nb, reference):
+    """Do the scores and shares quoted in attention_weights' test comment come from its arrays?"""
+    import numpy as np
+
+    source = _cell(solution_nb, "test_attention_weights")
+    v = _assigned(source, {"x_w", "W_q_w", "W_k_w"})
+    comment = "\n".join(line for line in source.splitlines() if line.startswith("#"))
+    quoted_scores = re.search(r"are (\[\[.*?\]\]) before scaling", comment.replace("\n# ", " "))
+    scores = (v["x_w"] @ v["W_q_w"]) @ (v["x_w"] @ v["W_k_w"]).T
+    assert np.array_equal(np.array(eval(quoted_scores.group(1))), scores), scores
+    row_1 = re.search(r"they become (\d\.\d+) and (\d\.\d+)", comment.replace("\n# ", " "))
+    shares = reference(v["x_w"], v["W_q_w"], v["W_k_w"])
+    assert [float(n) for n in row_1.groups()] == list(np.round(shares[1, :2], 4))
+
+    # x scaled by 40: "row 1: 0 and 2771", and position 0's future scores "(1847)"
+    def scaled_scores(x):
+        return (x @ v["W_q_w"]) @ (x @ v["W_k_w"]).T / np.sqrt(v["W_k_w"].shape[1])
+
+    scaled = scaled_scores(40 * v["x_w"])
+    assert f"row 1: 0 and {round(scaled[1, 1])}" in comment.replace("\n# ", " "), scaled
+    future = scaled_scores(40 * v["x_w"][::-1])[0, 1:]  # position 0's, in reverse order
+    quoted = " and ".join(str(round(f)) for f in future)
+    assert f"future scores ({quoted}) dwarf its own (0)" in comment.replace("\n# ", " "), future
+
+
+def test_heads_stand_in_shares_are_what_attention_weights_gives(solution_nb, reference):
+    """Are head's stand-in shares for its worked example a right attention_weights' to 8
+    decimals, as its comment says, and the blend its comment quotes their numbers?"""
+    import numpy as np
+
+    source = _cell(solution_nb, "test_head")
+    v = _assigned(source, {"x_w", "W_q_w", "W_k_w", "shares_w"})
+    computed = reference(v["x_w"], v["W_q_w"], v["W_k_w"])
+    assert np.allclose(v["shares_w"], computed, atol=5e-9), computed
+    assert "to\n# 8 decimals" in source or "to 8 decimals" in source
+    blend = re.search(r"Position 1 blends (\d\.\d+) of value row 0 with (\d\.\d+) of", source)
+    assert [float(n) for n in blend.groups()] == list(np.round(computed[1, :2], 4))
+
+
+def test_heads_are_counted_from_1_everywhere(release_nb):
+    """One numbering for heads: head 1 is the first, in prose, comments and printed words."""
+    text = "\n".join(_text(release_nb))
+    assert not re.search(r"\bhead 0\b|head `?i`? in columns `?2i\b|head i's queries", text)
+    assert "head 1" in text
+
+
+def test_the_proses_arithmetic_is_true(release_nb):
+    """Does every product the prose works out (`3 · 16 = 48`, `0.5 · (...) = 0.5`) hold?"""
+    prose = "\n".join(_text(release_nb, ("markdown",)))
+    worked = re.findall(r"`([\d.]+ · (?:[\d.]+|\([^`]*\))) = ([\d.]+)`", prose)
+    assert len(worked) >= 4, worked
+    for product, result in worked:
+        # the prose's notation as Python: · a product, − a minus, |a| a size
+        python = re.sub(r"\|([^|]+)\|", r"abs(\1)", product.replace("·", "*").replace("−", "-"))
+        assert eval(python) == float(result), (product, result)  # the course's own prose

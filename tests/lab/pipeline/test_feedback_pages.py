@@ -20,6 +20,26 @@ SUMMARY = """
 ])
 """
 
+# In the notebook's own Markdown tables, each two neighbouring cells of a row:
+# [the pixels between the first's text and the second's, the two texts].
+TABLE_GAPS = """
+[...document.querySelectorAll('.rendered_html table tr')].flatMap(tr => {
+  const boxes = [...tr.cells].map(cell => {
+    const text = document.createRange();
+    text.selectNodeContents(cell);
+    const box = text.getBoundingClientRect();
+    return [box.left, box.right, cell.textContent.trim()];
+  });
+  const gaps = [];
+  for (let i = 1; i < boxes.length; i++) {
+    if (boxes[i - 1][2] && boxes[i][2]) {
+      gaps.push([boxes[i][0] - boxes[i - 1][1], boxes[i - 1][2], boxes[i][2]]);
+    }
+  }
+  return gaps;
+})
+"""
+
 # Drawn images (the student's heatmap), by their rendered width in pixels.
 IMAGES = "[...document.images].filter(i => i.complete).map(i => i.naturalWidth)"
 
@@ -45,6 +65,7 @@ def seen(pages):
                 chromium.look(path, browser.OVERFLOW),
                 chromium.look(path, SUMMARY),
                 chromium.look(path, IMAGES),
+                chromium.look(path, TABLE_GAPS),
             )
             for sid, (path, _) in pages.items()
         }
@@ -55,6 +76,15 @@ def test_nothing_hides_behind_a_scrollbar(seen, student_id):
     """At 1280 px, does every message wrap, with nothing wider than the page?"""
     overflowing = seen[student_id][0]
     assert overflowing == [], overflowing[:5]
+
+
+def test_the_notebooks_tables_keep_their_columns_apart(seen):
+    """Does every column of the lesson's tables (the points table, the two worlds) stand apart
+    from the next, as a reader sees it, instead of running into it ("stretchall heads")?"""
+    gaps = [gap for looked in seen.values() for gap in looked[3]]
+    assert gaps, "no table of the notebook was found on the pages"
+    crowded = [(round(px), a, b) for px, a, b in gaps if px < 8]
+    assert crowded == [], crowded[:5]
 
 
 @pytest.mark.parametrize("student_id", STUDENTS)
