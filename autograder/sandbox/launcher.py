@@ -465,6 +465,25 @@ class Sandbox:
             private=private if mine_to_remove else None,
         )  # fmt: skip
 
+    def try_student(self, files: dict[str, bytes], limits: Limits, timeout: float = 30) -> None:
+        """Start one student process, run nothing, and end it; RuntimeError (one line) when
+        the sandbox cannot set one up.
+
+        Such a failure is the installation's or the course folder's (a folder the
+        students' user may not read, without bubblewrap), the same for every student:
+        the run stops before anyone is graded instead of failing each of them in turn.
+        """
+        try:
+            self.spawn(files, limits, timeout).close()
+        except StudentGone as gone:
+            why = str(gone)
+            if "PermissionError" in why and self.uid is not None:
+                why += (
+                    f"; without bubblewrap, student code runs as uid {self.uid}: let it read the "
+                    "course folder and the grader's packages (chmod o+rX), or install bubblewrap"
+                )
+            raise RuntimeError(why) from None
+
     def learn_figures(
         self, files: dict[str, bytes], limits: Limits, cells: Sequence[str], timeout: float
     ) -> int:

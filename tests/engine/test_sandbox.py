@@ -9,6 +9,7 @@ student process it spawns from outside.
 import ast
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -391,3 +392,32 @@ def test_a_student_process_reads_proc_and_calls_libc_as_the_zygote_prepared():
         assert text.splitlines()[0] == Path(f"/proc/self/{name}").read_text().splitlines()[0]
     assert all(field.isdigit() for field in student_side._read_proc("statm").split())
     assert "/" in dict(student_side._mounts())
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root's runs drop to another user")
+def test_a_grader_its_students_cannot_read_stops_in_one_line(tmp_path):
+    """Without bubblewrap, as root: the engine in a folder only root may read (a course cloned
+    with mode 700) cannot be imported by the students' user. The run stops before grading
+    anyone, in one line with exit 2, saying what to change, instead of failing each student."""
+    from . import toy
+
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    package = Path(autograder.__file__).parent
+    shutil.copytree(package, private / "autograder", ignore=shutil.ignore_patterns("__pycache__"))
+    course = toy.write_course(private / "course")
+    toy.write_notebook(toy.DOUBLE, tmp_path / "subs" / "ada" / "toy-1" / "toy.ipynb")
+    run = [sys.executable, "-m", "autograder"]
+    given = {"cwd": private, "capture_output": True, "text": True, "timeout": 300}
+    assert subprocess.run([*run, "generate", "--course", str(course)], **given).returncode == 0
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [*run, "grade", str(tmp_path / "subs"), "--course", str(course), "--out", str(out),
+         "--jobs", "1", "--no-sandbox"],
+        **given,
+    )  # fmt: skip
+    said = [line for line in done.stderr.splitlines() if "error:" in line]
+    assert done.returncode == 2 and len(said) == 1, done.stderr[-3000:]
+    assert "Permission denied" in said[0] and "chmod o+rX" in said[0], said
+    assert "grading it again" not in done.stderr and "Traceback" not in done.stderr
+    assert not (out / "grades.csv").exists()

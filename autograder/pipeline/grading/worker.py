@@ -454,10 +454,10 @@ def start(settings: WorkerSettings, numbers: cpus.WorkerNumbers | None = None) -
     else:
         _worker = Worker(settings)
     try:
-        _worker._sandbox()
+        _worker._sandbox().try_student(_worker.files, settings.limits.for_sandbox())
     except Exception as error:  # said by ready(): a run none of whose sandboxes start stops
         lines = str(error).strip().splitlines() or [type(error).__name__]
-        _not_started = lines[-1][:300]
+        _not_started = lines[-1][:500]
     if _worker is not _prepared:
         _worker.fill_caches(settings.pages)
 
