@@ -105,10 +105,15 @@ def _extend(
         else:
             db_url = ensure_gradebook(chosen)
             write_atomic(extensions.path(chosen.root), text)
-        before = _handed_in(db_url, chosen, student)
-        after = None
-        if before is not None:
+        before = after = None
+        if _handed_in(db_url, chosen, student) is not None:
             recorder = results.Recorder(chosen, db_url, Path(scratch))
+            # The penalty as the rule gives it today, not as the gradebook last stored it:
+            # nbgrader computes it only when grades are saved, so points a TA gave in
+            # formgrader since are not in the stored one.
+            recorder.extensions = dict(found)
+            recorder.reassess_lateness(student)
+            before = _handed_in(db_url, chosen, student)
             recorder.extensions = granted  # what the file says now (or would say)
             recorder.reassess_lateness(student)
             recorder.close()

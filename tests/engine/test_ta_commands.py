@@ -223,3 +223,38 @@ def test_a_student_removed_stays_removed(late_class):
     twice = autograder(course, "remove", "ada")
     assert twice.returncode == 2 and "removed from toy-1 on" in twice.stderr, twice.stderr
     assert "--undo" in twice.stderr and len(twice.stderr.strip().splitlines()) == 1
+
+
+def test_a_dry_run_counts_the_points_a_ta_gave_since(tmp_path):
+    """A TA gives ada's written answer 2 points in formgrader after grading: nbgrader stored
+    the penalty before that (5 of the tests' points, under "zero"). The dry run and the
+    extension both start from the penalty the rule gives now, 7, as --remove ends at."""
+    from nbgrader.api import Gradebook
+
+    course = toy.write_course(
+        tmp_path / "course",
+        ID,
+        {"toy.ipynb": toy.LESSON},
+        config='c.LateSubmissionPlugin.penalty_method = "zero"\n',
+    )
+    assert autograder(course, "generate").returncode == 0
+    run_nbgrader(course, "db", "assignment", "add", ID, f"--duedate={DUE}")
+    release = notebook.read(find_assignment(course, ID).release("toy.ipynb"))
+    work = tmp_path / "submissions" / "ada" / ID
+    counted = "def count_words(text):\n    return len(text.split())"
+    notebook.write(
+        notebook.fill(release, {"double": SOLVED, "count_words": counted}), work / "toy.ipynb"
+    )
+    (work / "timestamp.txt").write_text("2026-03-02 12:00:00 UTC")
+    assert autograder(course, "grade", str(work.parent.parent), "--jobs", "1").returncode == 0
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:  # as formgrader saves it
+        gb.find_grade("why_double", "toy", ID, "ada").manual_score = 2
+        gb.db.commit()
+        assert gb.find_submission(ID, "ada").late_submission_penalty == 5  # stored before
+
+    tried = autograder(course, "extend", "ada", "--days", "2", "--dry-run")
+    assert tried.returncode == 0 and "late penalty 7 -> 0" in tried.stdout, tried.stdout
+    granted = autograder(course, "extend", "ada", "--days", "2")
+    assert "late penalty 7 -> 0" in granted.stdout, granted.stdout
+    taken = autograder(course, "extend", "ada", "--remove")
+    assert "late penalty 0 -> 7" in taken.stdout, taken.stdout
