@@ -27,9 +27,10 @@ import socket
 import struct
 import sys
 import time
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 MAX_FRAME = 16 * 2**20  #: bytes; a student's answer is a few small arrays
 MAX_VALUE = 8 * 2**20  #: bytes of array data one encoded value may hold
@@ -44,6 +45,15 @@ class WireError(Exception):
 
 class Unencodable(TypeError):
     """A value that cannot cross the wire (a function, an object, an object array)."""
+
+
+def _numpy() -> Any:
+    """numpy, imported when a value needs it: an array arrived, or one is being sent (then
+    the sender's code imported it already). The student's process imports no library of its
+    own accord: a course without numpy runs without it."""
+    import numpy
+
+    return numpy
 
 
 def exception_class(name: str) -> type[Exception]:
@@ -61,6 +71,7 @@ def exception_class(name: str) -> type[Exception]:
 
 def _raw(array: np.ndarray) -> dict[str, Any]:
     """An array as data: its dtype (``"<f8"``), shape and bytes in C order, base64."""
+    np = _numpy()
     data = np.ascontiguousarray(array).tobytes()
     return {
         "dtype": array.dtype.str,
@@ -116,6 +127,7 @@ MAX_DIMENSIONS = 32  #: numpy's own limit on an array's dimensions
 
 def _from_raw(body: Any, counter: _Counter) -> np.ndarray:
     """The array :func:`_raw` described, checked before anything is allocated."""
+    np = _numpy()
     if not isinstance(body, dict) or set(body) != {"dtype", "shape", "data"}:
         raise WireError("an array without exactly a dtype, a shape and its data")
     kind, shape, text = body["dtype"], body["shape"], body["data"]
@@ -149,7 +161,8 @@ def encode(
         raise Unencodable("nested too deeply")
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
-    if isinstance(value, (np.ndarray, np.generic)):
+    np = sys.modules.get("numpy")  # only a value of numpy's can be an array: never imported here
+    if np is not None and isinstance(value, (np.ndarray, np.generic)):
         array = np.asarray(value)
         if array.dtype.hasobject:
             return _referred(value, counter, "an array of Python objects")
@@ -198,6 +211,7 @@ LABELS = (str, int, float, bool, type(None))  #: what a column or index name may
 
 
 def _label(name: Any) -> Any:
+    np = _numpy()
     if isinstance(name, np.generic):
         name = name.item()
     if not isinstance(name, LABELS):
@@ -207,6 +221,7 @@ def _label(name: Any) -> Any:
 
 def _encode_column(column: Any, pandas: Any, depth: int, counter: _Counter) -> dict[str, Any]:
     """One column (a Series or Index) as ``{"data": array, "missing": bool array or None}``."""
+    np = _numpy()
     values = column.to_numpy()
     if values.dtype.kind in "OT":  # strings, pandas' own or Python's
         missing = np.asarray(pandas.isna(column), dtype=bool)
@@ -248,6 +263,7 @@ def _encode_table(value: Any, pandas: Any, depth: int, counter: _Counter) -> dic
 
 def _decode_column(body: Any, depth: int, counter: _Counter) -> Any:
     """The numpy array a column crossed as (strings with None where missing)."""
+    np = _numpy()
     data = decode(body["data"], depth + 1, counter)
     if not isinstance(data, np.ndarray) or data.ndim != 1:
         raise WireError("a table's column that is not a 1-D array")
