@@ -8,37 +8,25 @@ points count, what they say waits for the due date, and the page says so. A
 hand-in not graded (beyond the attempts allowed, superseded) gets a short
 page that says why (:func:`notice_page`).
 
-Pages go where ``nbgrader fetch_feedback`` looks for them (:func:`release`):
-``<exchange>/<course>/feedback/<hash>.html``, the hash made by nbgrader's own
-``notebook_hash`` from the hand-in's ``submission_secret.txt`` and each
-notebook's name, as ``nbgrader release_feedback`` names them. Each hand-in has
-its own secret, so each gets its own page, and none can be found by another
-student.
+Pages go where ``nbgrader fetch_feedback`` looks for them, written by the results
+package, the one writer of results
+(:func:`autograder.pipeline.results.handed_back.release_to_exchange`).
 """
 
 from __future__ import annotations
 
 import copy
 import html
-import os
-import stat
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from nbgrader.preprocessors import ClearHiddenTests
-from nbgrader.utils import notebook_hash
 from traitlets.config import Config
 
 from autograder.pipeline.course import notebook
 from autograder.pipeline.course.assignment import Assignment
-from autograder.pipeline.files import write_atomic
 
 HIDDEN_MESSAGE = "its message is shown after the due date"  #: what a hidden failure says early
-PAGE_MODE = 0o644  #: as nbgrader's release_feedback leaves a page: students read it
-#: as nbgrader's exchange makes it: a page is reached by its name, which only its secret
-#: gives; the folder is never listed by a student
-FOLDER_MODE = 0o711
 
 
 def hidden_cells(assignment: Assignment) -> dict[str, set[str]]:
@@ -97,19 +85,3 @@ def notice_page(title: str, lines: list[str]) -> str:
         f"</head>\n<body>\n<main>\n<h1>{html.escape(title)}</h1>\n{said}\n</main>\n"
         "</body>\n</html>\n"
     )
-
-
-def release(exchange: Path, course_id: str, secret: str, stems: list[str], page: str) -> int:
-    """Put ``page`` in the exchange for every notebook name of one hand-in (``stems``, named
-    by the hand-in's ``secret``); the pages written."""
-    folder = Path(exchange) / course_id / "feedback"
-    if not folder.is_dir():
-        folder.mkdir(parents=True, exist_ok=True)
-    info = folder.stat()
-    if stat.S_IMODE(info.st_mode) != FOLDER_MODE and info.st_uid == os.geteuid():
-        os.chmod(folder, FOLDER_MODE)  # one an earlier version made 0755 too
-    data = page.encode()
-    for stem in stems:
-        name = notebook_hash(secret=secret, notebook_id=stem)
-        write_atomic(folder / f"{name}.html", data, PAGE_MODE)
-    return len(stems)

@@ -67,12 +67,11 @@ from autograder.pipeline.course.gradebook import (
 )
 from autograder.pipeline.dispatch import pools
 from autograder.pipeline.errors import Status, UserError
-from autograder.pipeline.files import write_atomic
 from autograder.pipeline.grade import Request, job_count
 from autograder.pipeline.grading import worker
 from autograder.pipeline.recording import Recording, snapshot
 from autograder.pipeline.reports import class_report, feedback_page
-from autograder.pipeline.results import ClassFolder, Graded, StoredRows
+from autograder.pipeline.results import ClassFolder, Graded, StoredRows, handed_back
 from autograder.pipeline.settings import GradingLimits
 from autograder.pipeline.submissions.collect import Submission
 from autograder.sandbox import cpus
@@ -188,8 +187,7 @@ class Service:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.folder.chmod(0o700)
         self.journal = Journal(self.folder / "journal.sqlite")
-        self.kept_pages = self.folder / "pages"  # each graded hand-in's full page
-        self.kept_pages.mkdir(exist_ok=True)
+        self.kept_pages = handed_back.KeptPages(self.folder / "pages")  # each hand-in's full page
         self.scratch = self.folder / "scratch"  # the workers' gradebook, the staged hand-ins
         self.queue: list[str] = []  # students with work to grade, in turn
         self.in_flight: dict[str, InFlight] = {}
@@ -625,7 +623,7 @@ class Service:
         texts = {n: nbformat.reads(t, as_version=4) for n, t in graded.texts.items()}
         executed = {n: texts.get(n) for n in a.notebooks}
         full = self.render(student, executed, points, graded, comments, penalty, notice)
-        write_atomic(self.kept_pages / f"{_page_name(hand_in.key)}.html", full)
+        self.kept_pages.keep(hand_in.key, full)
         shown = "full"
         page = full
         if self.policy.hides_until(due, now):
@@ -733,7 +731,7 @@ class Service:
             _log.warning(f"warning: {_shown(hand_in.key)} has {why}: no page returned")
             return
         stems = inbound.page_stems(hand_in, self.assignment)
-        pages.release(self.exchange, self.course_id, secret, stems, page)
+        handed_back.release_to_exchange(self.exchange, self.course_id, secret, stems, page)
         self.journal.released(hand_in.key)
 
     def supersede(self, older: inbound.HandIn, newer: inbound.HandIn) -> None:
@@ -784,10 +782,10 @@ class Service:
             if due is None or now <= due:
                 continue
             if entry.state == GRADED and entry.shown == "early":
-                kept = self.kept_pages / f"{_page_name(entry.key)}.html"
-                if kept.is_file():
+                kept = self.kept_pages.read(entry.key)
+                if kept is not None:
                     hand_in = self.hand_in(entry.key, entry.student, entry.handed_in)
-                    self.release(hand_in, kept.read_text())
+                    self.release(hand_in, kept)
                 self.journal.shown(entry.key, "full")
             elif entry.state == KEPT:
                 self.journal.again(entry.key)
@@ -824,10 +822,6 @@ class Service:
 def _shown(key: str) -> str:
     """A hand-in's folder name as a log line shows it: control characters escaped, short."""
     return students.shown(key)
-
-
-def _page_name(key: str) -> str:
-    return hashlib.sha256(key.encode()).hexdigest()[:24]
 
 
 def _put_in(done: queue.Queue[tuple[str, Future[Graded]]], student: str) -> Any:

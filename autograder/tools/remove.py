@@ -16,7 +16,6 @@ them, until ``--undo``. ``--dry-run`` says what it would do.
 
 from __future__ import annotations
 
-import csv
 import logging
 import shutil
 from datetime import UTC, datetime
@@ -30,7 +29,7 @@ from autograder.pipeline.course.assignment import Assignment, find_assignment
 from autograder.pipeline.course.gradebook import course_url, existing
 from autograder.pipeline.course.students import STEPS
 from autograder.pipeline.errors import UserError
-from autograder.pipeline.files import write_atomic
+from autograder.pipeline.results import handed_back
 
 _log = logging.getLogger(__name__)
 
@@ -156,21 +155,9 @@ def _move_folders(chosen: Assignment, student: str, kept: Path, dry_run: bool) -
 
 def _forget(chosen: Assignment, out: results.ClassFolder, student: str, dry_run: bool) -> list[str]:
     """The grader's record of the student: the exports' ledger, rerun state, page and row."""
-    done = []
-    for path in (
+    paths = [
         results.ledger(chosen).folder / f"{student}.json",
         out.state.folder / f"{student}.json",
         out.page(student),
-    ):
-        if path.is_file():
-            done.append(str(path))
-            if not dry_run:
-                path.unlink()
-    if out.csv.is_file():
-        lines = out.csv.read_text().splitlines(keepends=True)
-        kept = [line for line in lines if next(csv.reader([line]), [""])[0] != student]
-        if len(kept) < len(lines):
-            done.append(f"{student}'s row of {out.csv}")
-            if not dry_run:
-                write_atomic(out.csv, "".join(kept))
-    return done
+    ]
+    return handed_back.forget(paths, out.csv, student, dry_run)

@@ -172,7 +172,9 @@ def test_an_early_page_holds_back_what_hidden_tests_say_and_are(tmp_path):
 def test_a_page_is_released_where_fetch_feedback_looks(tmp_path):
     from nbgrader.utils import notebook_hash
 
-    released = pages.release(tmp_path, "toy", "secret", ["toy", "toy-Copy1"], "<html></html>")
+    from autograder.pipeline.results.handed_back import release_to_exchange
+
+    released = release_to_exchange(tmp_path, "toy", "secret", ["toy", "toy-Copy1"], "<html></html>")
     assert released == 2
     for stem in ("toy", "toy-Copy1"):
         page = (
