@@ -20,6 +20,7 @@ LAYERS = {
     "log": -1,
     "startup": -1,
     "sandbox": 0,
+    "diagnosis": 0,  # what a course's hidden tests import: nothing of the grading machinery
     "pipeline": 1,
     "tools": 2,
     "serve": 2,
@@ -278,11 +279,47 @@ WRITES_NO_RESULT = {
     "autograder.tools.gradescope": "autograder.zip, and results.json from a run's outcome",
     "autograder.pipeline.lms.grades": "the LMS's files, filled from the gradebook",
     "autograder.serve.inbound": "a hand-in's own files, copied from the exchange to be graded",
+    "autograder.pipeline.course.gradebook": "the stamp of the source the gradebook recorded",
+    "autograder.pipeline.course.records": "a TA's records (extensions, removals) beside the course",
+    "autograder.pipeline.course.extensions": "the extensions file, as agreed with nbgrader",
+    "autograder.tools.extend": "the course's extensions file, as the TA changes it",
+    "autograder.tools.engine_dist": "the engine's pyproject.toml and pins, for a bundle",
+    "autograder.pipeline.lms.written": "what an LMS export wrote, for status to compare",
+    "autograder.pipeline.recording": "a dry run's scratch copy of the gradebook and its stamp",
+    "autograder.pipeline.reports.template_cache": "the compiled page template, cached",
+    "autograder.tools.check": "the notebook and its helpers, copied to a scratch folder",
+    "autograder.tools.nbgrader_cli": "a scratch copy of the course for stock nbgrader",
+    "autograder.tools.remove": "a removed student's folders moved aside, never rewritten",
 }
 WRITERS = re.compile(
     r"\.write_text\(|\.write_bytes\(|csv\.writer|open\([^)]*['\"][wa]b?['\"]|nbformat\.write\("
+    r"|write_atomic\(|shutil\.(copy|copyfile|copy2|move)\(|os\.replace\("
     r"|update_or_create_|\.(manual_score|auto_score|late_submission_penalty)\s*=|(?<!results\.)Recorder\("
 )
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'path.write_text("x")',
+        "path.write_bytes(b'x')",
+        "csv.writer(handle)",
+        "open(path, 'w')",
+        'open(path, "ab")',
+        "nbformat.write(nb, path)",
+        "write_atomic(folder / 'page.html', html)",
+        "shutil.copyfile(page, target)",
+        "shutil.move(str(a), b)",
+        "os.replace(tmp, final)",
+        "gb.update_or_create_grade(...)",
+        "grade.manual_score = 3",
+        "Recorder(course)",
+    ],
+)
+def test_the_writers_pattern_sees_every_way_to_write(line):
+    """Would the one-writer rule below see this write (it once missed write_atomic, so
+    serve's pages and remove's rows were written unseen outside pipeline/results/)?"""
+    assert WRITERS.search(line)
 
 
 def test_only_the_results_module_writes_results():

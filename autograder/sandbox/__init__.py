@@ -6,6 +6,8 @@
 - :mod:`~autograder.sandbox.student` is what runs inside: the zygote, the
   student's IPython shell, privileges dropped and filesystems laid out;
 - :mod:`~autograder.sandbox.wire` carries data (and only data) between them;
+- :mod:`~autograder.sandbox.crash_reasons` says why the student's code crashed,
+  with the failing expression's operands and their shapes, under its traceback;
 - :mod:`~autograder.sandbox.outputs` caps what a notebook may print, on both sides;
 - :mod:`~autograder.sandbox.figures` lets a student's process copy a figure the
   instructor's code already drew, rather than draw it again;

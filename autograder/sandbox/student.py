@@ -41,7 +41,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from autograder.sandbox import figures, syscalls, transforms, wire
+from autograder.sandbox import crash_reasons, figures, syscalls, transforms, wire
 from autograder.sandbox.clean_up import remove_tree
 from autograder.sandbox.outputs import Budget, OutputStream, error_output, finish, shorten
 
@@ -444,6 +444,8 @@ def student_traceback(error: BaseException, frames: int = 5) -> list[str]:
     ][-frames:]
     lines = ["Traceback (most recent call last):\n"] if own else []
     lines += traceback.format_list(own) + traceback.format_exception_only(type(error), error)
+    why = crash_reasons.explain(error) if own else ""
+    lines += [f"\n{why}\n"] if why else []
     return [CELL_NAME.sub(r"Cell In[\1]", line) for line in lines]
 
 

@@ -103,18 +103,22 @@ def lost_by_answer(result: Any, answer_ids: list[str]) -> dict[str | None, float
 
 
 def message_shown(result: Any, answer: str, answer_ids: list[str], says: str = "") -> str:
-    """The failure message a student sees for ``answer``, on one line.
+    """The failure message a student sees for ``answer``: its first line.
 
     Prefers the first failing test of ``answer`` whose message contains
     ``says``; drops the ``AssertionError:`` prefix, which tells a student nothing.
+    The lines after the first are this grader's own (a crash's operands and rule,
+    :mod:`autograder.sandbox.crash_reasons`), which stock nbgrader has not: the
+    first line is the one both show.
     """
     mine = [
-        " ".join(message.split()).removeprefix("AssertionError: ")
+        message
         for test_id, message in result.messages.items()
         if notebook.answer_of(test_id, answer_ids) == answer
     ]
     naming = [m for m in mine if says and says in m]
-    return (naming or mine or [""])[0]
+    shown = (naming or mine or [""])[0].strip().split("\n", 1)[0]
+    return " ".join(shown.split()).removeprefix("AssertionError: ")
 
 
 def table(

@@ -6,9 +6,11 @@ rebuilds, from ``source/``:
 
 - ``release/``: the student notebook, by stock ``nbgrader generate_assignment``,
   ``self_check.py``, the students' self-check (:mod:`.self_check` with the
-  assignment's stubs written in), and ``README.md``, what a student needs to
-  know in plain words (``templates/student_readme.md.j2``), unless the source
-  folder has a README of its own;
+  assignment's stubs written in), with ``crash_reasons.py`` beside it (it
+  explains a crash in the student's kernel as the feedback page does), and
+  ``README.md``, what a student needs to know in plain words
+  (``templates/student_readme.md.j2``), unless the source folder has a README
+  of its own;
 - ``solutions/``: the solved notebook, by stock ``nbgrader generate_solution``
   (executed, outputs kept), then normalised so it is byte-for-byte the same on
   every run;
@@ -40,6 +42,7 @@ from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 from autograder.pipeline.course import notebook, placement
 from autograder.pipeline.course.assignment import Assignment, find_assignment
 from autograder.pipeline.course.gradebook import due_date, ensure_gradebook
+from autograder.sandbox import crash_reasons
 from autograder.tools import points_table, self_check
 from autograder.tools.corpus import CORPUS, load_corpus
 from autograder.tools.nbgrader_cli import run_nbgrader, scratch_course
@@ -76,6 +79,8 @@ def normalise_solution(nb: Any, source_nb: Any) -> Any:
 
 
 SELF_CHECK = "self_check.py"
+#: beside it, what explains a crash in the student's kernel (the grader's own explainer)
+CRASH_REASONS = "crash_reasons.py"
 STUDENT_README = "README.md"
 TEMPLATES = Path(__file__).parent / "templates"
 _EMPTY_ASSIGNMENT = 'ASSIGNMENT: dict[str, Any] = {"id": "", "notebooks": {}}'
@@ -245,6 +250,7 @@ def generate(assignment: Assignment, out: Path) -> None:
     script = self_check_script(assignment.id, releases, due, packages(assignment, releases))
     release = out / assignment.release_dir.relative_to(root)
     (release / SELF_CHECK).write_text(script)
+    shutil.copyfile(crash_reasons.__file__, release / CRASH_REASONS)
     if STUDENT_README not in assignment.helper_files():
         (release / STUDENT_README).write_text(student_readme(assignment, releases, due))
     for name in assignment.notebooks:
@@ -291,10 +297,15 @@ def main(*, assignment: str | None = None, course: Path | str | None = None) -> 
     for path in (chosen.release_dir, chosen.solution_dir):
         _log.info(f"regenerated {path.relative_to(chosen.root)}")
     release = chosen.release_dir.relative_to(chosen.root)
-    added = [SELF_CHECK] + ([STUDENT_README] if STUDENT_README not in chosen.helper_files() else [])
+    readme = STUDENT_README not in chosen.helper_files()
+    added = [SELF_CHECK, CRASH_REASONS] + ([STUDENT_README] if readme else [])
     _log.info(
-        f"added {' and '.join(added)} to {release}: the students' self-check"
-        + (" and how to work, check and hand in" if len(added) > 1 else "")
+        f"added {', '.join(added[:-1])} and {added[-1]} to {release}: the students' self-check"
+        + (
+            ", what explains their crashes, and how to work, check and hand in"
+            if readme
+            else " and what explains their crashes"
+        )
     )
     ensure_gradebook(chosen)  # as nbgrader generate_assignment records it: autograde finds it
     warn_placement(chosen)

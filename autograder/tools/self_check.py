@@ -138,6 +138,7 @@ def run(
         # only a reader needs (a timing) while it is checked.
         env = {**os.environ, "NBGRADER_EXECUTION": "validate"}
         with client.setup_kernel(stderr=subprocess.DEVNULL, env=env):
+            _run_aside(client, [EXPLAIN.replace("{source!r}", repr(crash_reasons_source()))])
             for index, cell in enumerate(nb.cells):
                 client.execute_cell(cell, index, execution_count=client.code_cells_executed + 1)
             try:
@@ -151,6 +152,67 @@ def run(
     except DeadKernelError as why:
         raise CannotCheck(f"the kernel died while running the notebook ({why})") from None
     return seen
+
+
+#: Run in the student's kernel first: a crash in the student's code says what its
+#: operands held and the rule they broke, as on the feedback page
+#: (``autograder/sandbox/crash_reasons.py``, whose source {source!r} is filled in).
+EXPLAIN = """
+def _self_check_explain(source):
+    import types
+    reasons = types.ModuleType("crash_reasons")
+    exec(compile(source, "crash_reasons.py", "exec"), reasons.__dict__)
+    try:
+        from ipykernel.compiler import get_tmp_directory
+        reasons.CELL_FILES = (*reasons.CELL_FILES, get_tmp_directory())
+    except Exception:
+        pass
+
+    def explained(shell, etype, value, tb, tb_offset=None):
+        why = reasons.explain(value.__cause__ or value) or reasons.explain(value)
+        # a rule broken, not only the operands: a student's own failed assert keeps its words
+        said = value.args[0] if value.args and isinstance(value.args[0], str) else None
+        if "\\nWhy: " in why and said is not None and why not in said:
+            value.args = (said + "\\n" + why, *value.args[1:])
+        return shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
+
+    get_ipython().set_custom_exc((Exception,), explained)
+
+
+if {source!r}:
+    _self_check_explain({source!r})
+del _self_check_explain
+"""
+
+
+def crash_reasons_source() -> str:
+    """The crash explainer's source: the copy beside this file in a release folder, else
+    the engine's own module; "" when neither is there (crashes then show as Python says)."""
+    beside = Path(__file__).with_name("crash_reasons.py")
+    if beside.is_file():
+        return beside.read_text()
+    try:
+        from autograder.sandbox import crash_reasons
+    except ImportError:
+        return ""
+    return Path(crash_reasons.__file__).read_text()
+
+
+def _run_aside(client: Any, sources: list[str]) -> list[Any]:
+    """Run ``sources`` in ``client``'s kernel as cells the notebook does not keep."""
+    import nbformat
+
+    cells = [nbformat.v4.new_code_cell(source) for source in sources]
+    # nbclient stores an executed cell at its index: these go after the notebook's own,
+    # and are taken off again.
+    first = len(client.nb.cells)
+    client.nb.cells.extend(cells)
+    try:
+        for index, cell in enumerate(cells, first):
+            client.execute_cell(cell, index, store_history=False)
+    finally:
+        del client.nb.cells[first:]
+    return cells
 
 
 #: Run in the student's kernel before a failing lesson cell is run again: each
@@ -227,22 +289,8 @@ def _watch(client: Any, source: str, functions: list[str]) -> dict[str, list[str
     """Run ``source`` again in ``client``'s kernel with the answer functions watched."""
     import json
 
-    import nbformat
-
-    cells = [
-        nbformat.v4.new_code_cell(WATCH.replace("{names!r}", repr(functions))),
-        nbformat.v4.new_code_cell(source),
-        nbformat.v4.new_code_cell("_self_check_report()"),
-    ]
-    # nbclient stores an executed cell at its index: these go after the notebook's own,
-    # and are taken off again.
-    first = len(client.nb.cells)
-    client.nb.cells.extend(cells)
-    try:
-        for index, cell in enumerate(cells, first):
-            client.execute_cell(cell, index, store_history=False)
-    finally:
-        del client.nb.cells[first:]
+    sources = [WATCH.replace("{names!r}", repr(functions)), source, "_self_check_report()"]
+    cells = _run_aside(client, sources)
     text = "".join(o.get("text", "") for o in cells[-1].outputs if o.output_type == "stream")
     try:
         found = json.loads(text.strip().splitlines()[-1])

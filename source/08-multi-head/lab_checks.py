@@ -61,9 +61,66 @@ def _guarded(fn, args, expect=()):
             if kind == NotExpected.__name__:  # a stand-in refused the call: the test's finding
                 raise AssertionError(f"{name} on arguments {_describe(args)}: {error}") from None
             did = "raised" if _own_raise(error) else "crashed with"
+            why = _crash_reason(error)
             raise AssertionError(
                 f"{name} on arguments {_describe(args)}: your code {did} {kind}: {error}"
+                + (f"\n{why}" if why else "")
             ) from error
+
+
+def _crash_reason(error):
+    """What the crash's operands held and the rule they broke ("" if no rule is sure).
+
+    Where the grader ran the student's code in its sandbox, the sandbox explained it
+    (the end of ``student_traceback``); in a kernel (stock nbgrader, the student's
+    Jupyter), the same explainer reads the error here: the grader's own module where
+    the engine is installed, else the copy the release puts beside the notebook.
+    """
+    shown = getattr(error, "student_traceback", None)
+    if shown is not None:
+        found = [block.strip() for block in shown if "\nWhy: " in block]
+        return found[-1] if found else ""
+    reasons = _crash_reasons()
+    why = reasons.explain(error, _student_frames(error)) if reasons is not None else ""
+    return why if "\nWhy: " in why else ""
+
+
+def _student_frames(error):
+    """The frames of ``error`` that ran the student's code: after this module called it, up
+    to where it called back into trusted code (a stand-in :func:`served`, or this module).
+    A crash in a test's own reference is no student's line to explain."""
+    frames, tb = [], error.__traceback__
+    while tb is not None:
+        frames.append(tb)
+        tb = tb.tb_next
+    here = os.path.abspath(__file__)
+    starts = [i for i, t in enumerate(frames) if t.tb_frame.f_code is _guarded.__code__]
+    student = []
+    for t in frames[starts[-1] + 1 if starts else 0 :]:
+        code = t.tb_frame.f_code
+        if code in _serving or os.path.abspath(code.co_filename) == here:
+            break
+        student.append(t)
+    return student
+
+
+def _crash_reasons():
+    """The crash explainer, told how this kernel names its cells; None if there is none."""
+    try:
+        from autograder.sandbox import crash_reasons
+    except ImportError:
+        try:
+            import crash_reasons
+        except ImportError:
+            return None
+    try:
+        from ipykernel.compiler import get_tmp_directory
+    except ImportError:
+        return crash_reasons
+    cells = get_tmp_directory()
+    if cells not in crash_reasons.CELL_FILES:
+        crash_reasons.CELL_FILES = (*crash_reasons.CELL_FILES, cells)
+    return crash_reasons
 
 
 def _own_raise(error):
@@ -352,6 +409,12 @@ def glue_hint(shape, parts):
 
 
 _ABSENT = object()
+_serving = set()  # the code of the stand-ins now served: trusted, never the student's
+
+
+def _code_of(function):
+    """The code a stand-in runs (a wrapped one's own: :func:`remembered` keeps it)."""
+    return getattr(getattr(function, "__wrapped__", function), "__code__", None)
 
 
 @contextlib.contextmanager
@@ -370,10 +433,13 @@ def served(namespace, **stand_ins):
     saved = {name: namespace.get(name, _ABSENT) for name in stand_ins}
     namespace.update(stand_ins)
     serving = getattr(namespace, "serving", None)
+    codes = {_code_of(f) for f in stand_ins.values()} - {None} - _serving
+    _serving.update(codes)
     try:
         with serving(stand_ins) if serving is not None else contextlib.nullcontext():
             yield
     finally:
+        _serving.difference_update(codes)
         for name, value in saved.items():
             if value is _ABSENT:
                 namespace.pop(name, None)

@@ -114,6 +114,31 @@ def test_the_graders_traceback_tells_a_raise_from_a_crash(lab_checks):
     assert lab_checks._own_raise(raised) and not lab_checks._own_raise(crashed)
 
 
+def test_a_crash_the_grader_explained_says_why_in_the_message(lab_checks):
+    """The sandbox's explanation (under the student's traceback) ends the test's message, so
+    the page's summary says it; the student's own raise has none and says none."""
+    crashed = ValueError("matmul: mismatch")
+    crashed.student_traceback = [
+        "Traceback (most recent call last):\n",
+        "  Cell In[4], line 2, in f\n    return q @ k\n",
+        "ValueError: matmul: mismatch\n",
+        "\nq @ k: q is a (4, 3) array of floats; k is a (4, 3) array of floats.\n"
+        "Why: a matrix product lines up the left's last axis with the right's "
+        "second-to-last axis: 3 against 4.\n",
+    ]
+
+    def f(v):
+        raise crashed
+
+    said = _failure(lab_checks, f, np.ones(4))
+    assert said.endswith(
+        "your code crashed with ValueError: matmul: mismatch\nq @ k: q is a (4, 3) array of "
+        "floats; k is a (4, 3) array of floats.\nWhy: a matrix product lines up the left's "
+        "last axis with the right's second-to-last axis: 3 against 4."
+    ), said
+    assert not lab_checks._own_raise(crashed)
+
+
 def _contrast(lab_checks, a, b):
     light, dark = sorted((lab_checks._luminance(a), lab_checks._luminance(b)), reverse=True)
     return (light + 0.05) / (dark + 0.05)
@@ -286,3 +311,32 @@ def test_the_quick_allclose_is_numpys(lab_checks):
         with np.errstate(all="ignore"):
             expected = bool(np.allclose(a, b, rtol=rtol, atol=atol))
         assert lab_checks._allclose(a, b, rtol, atol) == expected, (a, b, rtol, atol)
+
+
+def _as_cells(space, *sources):
+    """Run each source as a notebook cell (its code named as IPython names a cell's)."""
+    import linecache
+
+    for n, source in enumerate(sources, start=900):
+        name = f"<ipython-input-{n}-0123abcd>"
+        linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+        exec(compile(source, name, "exec"), space)
+
+
+def test_in_a_kernel_a_crash_is_explained_only_in_the_students_own_code(lab_checks):
+    """Where the student's code runs in the kernel (stock nbgrader, Jupyter), the message
+    explains a crash in the student's line, never one in a served stand-in's (the test's
+    reference runs in a cell too, and is no student's line)."""
+    space = {"np": np}
+    _as_cells(
+        space,
+        "def scores(q, k):\n    return q @ k\n",
+        "def layer(x):\n    return helper(x)\n",
+        "def _reference(x):\n    return x @ x\n",
+    )
+    own = _failure(lab_checks, space["scores"], np.ones((4, 3)), np.ones((4, 3)))
+    assert "q @ k: q is a (4, 3) array of floats" in own
+    assert "Why: a matrix product lines up the left's last axis" in own
+    with lab_checks.served(space, helper=space["_reference"]):
+        theirs = _failure(lab_checks, space["layer"], np.ones((2, 3)))
+    assert "crashed with ValueError" in theirs and "Why:" not in theirs, theirs

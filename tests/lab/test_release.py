@@ -72,12 +72,14 @@ def test_every_answer_is_a_stub(release_nb):
 
 
 def test_release_folder_holds_what_students_get():
-    """Does the release hold the notebook, its helpers, the self-check and a README, nothing
-    else, and do the helpers define none of the answers (nor compute one: no reference)?"""
+    """Does the release hold the notebook, its helpers, the self-check (with what explains a
+    crash beside it) and a README, nothing else, and do the helpers define none of the
+    answers (nor compute one: no reference)?"""
     folder = (lab.ROOT / lab.RELEASE).parent
     assert sorted(p.name for p in folder.iterdir()) == sorted(
-        [lab.NOTEBOOK, "lab_checks.py", "lab_diagnoses.py", "self_check.py", "README.md"]
-    )
+        [lab.NOTEBOOK, "lab_checks.py", "lab_diagnoses.py", "self_check.py", "crash_reasons.py",
+         "README.md"]
+    )  # fmt: skip
     answers = set(notebook.answers(notebook.read(lab.ROOT / lab.SOURCE)))
     for helper in ("lab_checks.py", "lab_diagnoses.py"):
         tree = ast.parse((folder / helper).read_text())

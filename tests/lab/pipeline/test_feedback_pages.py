@@ -150,3 +150,9 @@ def test_student_traceback_shows_only_their_code(pages):
     text = html.unescape(re.sub(r"<[^>]+>", "", page))
     assert "In your code:" in text and "Cell In[" in text
     assert "shell.user_ns" not in text and 'File "/' not in text
+    # numpy's words are explained in the student's: what they joined, and the rule (once)
+    said = "np.concatenate(answers): answers is a tuple of 3: [a (4, 1) array of floats"
+    assert said in text
+    assert "Why: joining along axis 0 needs every other axis to agree" in text
+    test = text.split("Test test_concat_heads_widths", 1)[1].split("In [", 1)[0]
+    assert test.count(said) == 1, test

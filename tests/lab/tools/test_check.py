@@ -81,6 +81,32 @@ def test_self_check_with_only_the_release(student_python, tmp_path, student, sta
 
 
 @pytest.mark.slow
+@pytest.mark.venv
+def test_a_crash_is_explained_in_a_students_own_environment(student_python, tmp_path):
+    """Without the engine installed, does a crash read as on the page: the student's line,
+    its operands and the rule they broke (from crash_reasons.py beside the notebook), once?"""
+
+    entry = corpus.load_corpus(lab.ROOT / lab.CORPUS)["mistakes/blend_values_first"]
+    release, solution = (
+        notebook.read(lab.ROOT / lab.RELEASE),
+        notebook.read(lab.ROOT / lab.SOLUTION),
+    )
+    crashing = tmp_path / "crashing.ipynb"
+    notebook.write(corpus.build({"crash": entry}, release, solution)["crash"], crashing)
+    folder = _student_folder(tmp_path, crashing)
+    done = subprocess.run(
+        [str(student_python), "self_check.py"], cwd=folder, capture_output=True, text=True,
+        timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    said = "values @ weights: values is a (2, 3) array of floats; weights is a (2,) array"
+    assert done.stdout.count(said) == 1, done.stdout
+    assert "Why: a matrix product lines up the left's last axis with the right's only axis" in (
+        done.stdout
+    )
+
+
+@pytest.mark.slow
 def test_untouched_release_is_not_attempted():
     """Is every answer of the untouched release reported as not attempted, exit 1?"""
     done = _check(lab.ROOT / lab.RELEASE)

@@ -99,6 +99,37 @@ def test_glue_mistakes_name_the_axis(graded_corpus):
         assert "axis" in message and "(24, 2)" in message
 
 
+GENERATED = "your answer behaves as the right computation would"  #: a generated edit's words
+NAMED_BEGIN, NAMED_END = "<!-- corpus-named:begin -->", "<!-- corpus-named:end -->"
+
+
+def causes_named(graded_corpus) -> str:
+    """How many mistakes' pages name their cause, and how: the sentence docs/corpus.md states."""
+    named = generated = crashes = 0
+    for name in MISTAKES:
+        says = ENTRIES[name].says
+        naming = [m for m in graded_corpus[name].messages.values() if says and says in m]
+        if not naming:
+            continue
+        named += 1
+        if any(GENERATED in m for m in naming):
+            generated += 1
+        elif any("\nWhy: " in m for m in naming):
+            crashes += 1
+    return (
+        f"{len(MISTAKES)} mistakes, the page names the cause of {named}: {generated} by a "
+        f"generated edit, {crashes} by a crash's explanation, the rest by a listed variant "
+        "or the test's own words"
+    )
+
+
+def test_the_docs_count_the_causes_named_truly(graded_corpus):
+    """Does docs/corpus.md say how many pages name their cause, and how, as graded now?"""
+    text = (lab.ROOT / "docs" / "corpus.md").read_text()
+    stated = text.split(NAMED_BEGIN, 1)[1].split(NAMED_END, 1)[0]
+    assert stated == causes_named(graded_corpus)
+
+
 def test_readme_table_is_current(graded_corpus, entries, answer_ids):
     """Does docs/corpus.md show exactly the table this corpus produces?"""
     expected = corpus.table(entries, graded_corpus, answer_ids)
