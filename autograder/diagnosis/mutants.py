@@ -172,6 +172,8 @@ def _edits(tree: ast.FunctionDef) -> Iterator[tuple[ast.FunctionDef, Edit]]:
             shown = _shown(edited, target, parent)
             was = _unparse(shown)
             new = replace(target)
+            if kind == "constant" and _identity(parent, field, new):
+                continue  # x + 0 is x with the term dropped, an edit of its own
             if position is None:
                 setattr(parent, field, new)
             else:
@@ -179,6 +181,19 @@ def _edits(tree: ast.FunctionDef) -> Iterator[tuple[ast.FunctionDef, Edit]]:
             now = _unparse(new if shown is target else shown)
             if now != was:
                 yield edited, _edit(kind, (was, _unparse(target)), (now, _unparse(new)))
+
+
+def _identity(parent: ast.AST, field: str, new: ast.AST) -> bool:
+    """Is ``new``, put in ``parent``'s ``field``, a number that leaves the operation
+    doing nothing (``x + 0``, ``x - 0``, ``x * 1``, ``1 * x``, ``x / 1``, ``x ** 1``)?"""
+    if not isinstance(parent, ast.BinOp) or not isinstance(new, ast.Constant):
+        return False
+    op, value = type(parent.op), new.value
+    if value == 0:
+        return op is ast.Add or (op is ast.Sub and field == "right")
+    if value == 1:
+        return op is ast.Mult or (op in (ast.Div, ast.FloorDiv, ast.Pow) and field == "right")
+    return False
 
 
 def _shown(tree: ast.AST, target: ast.AST, parent: ast.AST) -> ast.AST:

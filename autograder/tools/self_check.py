@@ -170,11 +170,23 @@ def _self_check_explain(source):
 
     def explained(shell, etype, value, tb, tb_offset=None):
         why = reasons.explain(value.__cause__ or value) or reasons.explain(value)
-        # a rule broken, not only the operands: a student's own failed assert keeps its words
-        said = value.args[0] if value.args and isinstance(value.args[0], str) else None
-        if "\\nWhy: " in why and said is not None and why not in said:
-            value.args = (said + "\\n" + why, *value.args[1:])
-        return shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
+        # a failed assert keeps its own words unless a rule was broken: its operands alone
+        # (a test's names) say nothing its message does not
+        shown = str(value)
+        plain = "\\nWhy: " not in why and isinstance(value, AssertionError)
+        if not why or plain or why in shown:
+            return shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
+        if value.args and value.args[0] == shown:
+            value.args = (shown + "\\n" + why, *value.args[1:])
+            return shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
+
+        class Explained(Exception):  # an error whose words are not its first argument
+            def __str__(self):
+                return shown + "\\n" + why
+
+        stand_in = Explained()
+        stand_in.__cause__, stand_in.__context__ = value.__cause__, value.__context__
+        return shell.showtraceback((etype, stand_in, tb), tb_offset=tb_offset)
 
     get_ipython().set_custom_exc((Exception,), explained)
 

@@ -154,6 +154,11 @@ def describe(value: Any) -> str:
         return f"a {type(value).__name__} of {len(value)}: [{inner}]"
     if isinstance(value, types.FunctionType):
         return f"the function {value.__name__} (not its result: call it)"
+    if _is_method(value):
+        return f"the method .{value.__name__} (not its result: call it, with ())"
+    if isinstance(value, dict):
+        keys = ", ".join(repr(k) for k in list(value)[:6]) + (", ..." if len(value) > 6 else "")
+        return f"a dict with the keys {keys}" if value else "an empty dict"
     if isinstance(value, types.ModuleType):
         return f"the module {value.__name__}"
     return f"a {type(value).__name__}"
@@ -193,10 +198,16 @@ class Reader:
         if isinstance(node, ast.Attribute):
             base = self._value(node.value)
             if isinstance(base, types.ModuleType) or (
-                _is_array(base) and node.attr in ARRAY_ATTRIBUTES
+                _is_array(base) and node.attr in ARRAY_ATTRIBUTES | PURE_METHODS
             ):
-                return getattr(base, node.attr)
+                return getattr(base, node.attr)  # a method is read, never called
             return UNKNOWN
+        if isinstance(node, ast.Dict):
+            keys = [self._value(k) if k is not None else UNKNOWN for k in node.keys]
+            values = [self._value(v) for v in node.values]
+            if any(item is UNKNOWN for item in [*keys, *values]):
+                return UNKNOWN
+            return dict(zip(keys, values))
         if isinstance(node, ast.Slice):
             parts = [self._value(p) if p is not None else None for p in
                      (node.lower, node.upper, node.step)]  # fmt: skip
@@ -331,6 +342,8 @@ def _rule(error: BaseException, node: ast.AST, reader: Reader) -> str:
         return _reshape(node, reader, message)
     if "axis" in message and "out of bounds" in message and isinstance(node, ast.Call):
         return _axis(node, reader, message)
+    if isinstance(node, ast.Subscript) and isinstance(error, KeyError):
+        return _missing_key(node, reader, error)
     if isinstance(node, ast.Subscript) and isinstance(error, IndexError):
         return _index(node, reader, message)
     if isinstance(error, TypeError) and "integer" in message:
@@ -505,6 +518,26 @@ def _index(node: ast.Subscript, reader: Reader, message: str) -> str:
     return f"{what} holds {len(value)} items, indexed 0 to {len(value) - 1}: {message}"
 
 
+def _is_method(value: Any) -> bool:
+    return isinstance(value, (types.MethodType, types.BuiltinMethodType)) and not isinstance(
+        getattr(value, "__self__", None), types.ModuleType
+    )
+
+
+def _missing_key(node: ast.Subscript, reader: Reader, error: KeyError) -> str:
+    """A dict looked up with a key it does not have: the keys it has, near misses first."""
+    import difflib
+
+    table = reader.value(node.value)
+    if not isinstance(table, dict) or not error.args:
+        return ""
+    key = error.args[0]
+    close = difflib.get_close_matches(str(key), [str(k) for k in table], n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return (f"{_code(node.value)} has no key {key!r}{hint}: a key must be written exactly as "
+            f"it was stored")  # fmt: skip
+
+
 def _wrong_kind(node: ast.AST, reader: Reader) -> str:
     parts = _parts(node)
     return _wrong_kind_of(*parts, reader=reader) if parts else ""
@@ -518,4 +551,7 @@ def _wrong_kind_of(*nodes: ast.AST, reader: Reader) -> str:
                     f"None, and so does a method that changes its array in place")  # fmt: skip
         if isinstance(value, types.FunctionType):
             return f"{_code(part)} is a function: call it with its arguments to get its result"
+        if _is_method(value):
+            return (f"{_code(part)} is the method itself, not what it computes: call it, "
+                    f"{_code(part)}(), with any arguments it needs")  # fmt: skip
     return ""

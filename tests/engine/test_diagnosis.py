@@ -4,25 +4,17 @@ Each kind of edit is tried on a small reference with a student's answer that
 makes that slip in the student's own style (not the mutant's text); then the
 rules that keep a hint honest: nothing for a right answer, both for two edits
 that give the same values, nothing for more, and no more of the reference than
-the edited expression. The toy course at the end is graded for real and
-checked with the self-check, a crash included.
+the edited expression. Every kind is graded for real and self-checked on
+a toy course by test_diagnosis_course.py.
 """
 
 from __future__ import annotations
-
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 from autograder.diagnosis import Mutants, shape_reason
 from autograder.diagnosis import mutants as mutants_module
-from autograder.pipeline.course import notebook
-from autograder.pipeline.course.assignment import find_assignment
-
-from . import toy
-from .command_line import run_command_line
 
 RNG = np.random.default_rng(7)
 X, W_Q, W_K = RNG.normal(size=(5, 4)), RNG.normal(size=(4, 3)), RNG.normal(size=(4, 3))
@@ -294,72 +286,3 @@ def test_a_wrong_shape_is_said_in_the_lessons_names(got, expected, said):
 
 def test_a_right_shape_says_nothing():
     assert shape_reason((5, 8), (5, 8)) == ""
-
-
-NORMALISE = (
-    "def normalise(m):\n    ### BEGIN SOLUTION\n    return m / m.sum(axis=-1, keepdims=True)\n"
-    "    ### END SOLUTION"
-)
-CHECK = """
-from autograder.diagnosis import Mutants, shape_reason
-
-
-def _normalise(m):
-    return m / m.sum(axis=-1, keepdims=True)
-
-
-def _check(m):
-    got, want = normalise(m), _normalise(m)
-    sizes = {"rows": m.shape[0], "columns": m.shape[1]}
-    assert np.shape(got) == want.shape, shape_reason(np.shape(got), want.shape, sizes)
-    assert np.allclose(got, want), Mutants(_normalise, [(m,)]).cause(got) or "wrong values"
-"""
-COURSE = [
-    toy.cell("import numpy as np", "setup", "locked"),
-    toy.cell(NORMALISE, "normalise", "answer"),
-    toy.cell(CHECK + "\n_check(np.arange(1.0, 13.0).reshape(3, 4))", "test_normalise", "test", 1),
-    toy.cell(
-        "### BEGIN HIDDEN TESTS\n" + CHECK + "\n_check(np.arange(2.0, 17.0).reshape(5, 3))\n"
-        "### END HIDDEN TESTS",
-        "test_normalise_hidden",
-        "test",
-        1,
-    ),
-]
-STUDENTS = {
-    "ada": "def normalise(m):\n    return m / m.sum(axis=0, keepdims=True)",
-    "ben": "def normalise(m):\n    total = m.sum(axis=1)\n    return m / total",
-    "cy": "def normalise(m):\n    return m * m.sum(axis=-1, keepdims=True)",
-    "dan": "def normalise(m):\n    return m.sum(axis=-1)",
-}
-SAID = {
-    "ada": "with `m.sum(axis=0, keepdims=True)` where it needs `m.sum(axis=-1, keepdims=True)`",
-    "ben": "Why: numpy lines two shapes up from the right",
-    "cy": "with `m * m.sum(axis=-1, keepdims=True)`",
-    "dan": "axis 1 (size 4 (columns)) is missing",
-}
-
-
-@pytest.mark.slow
-def test_a_toy_course_names_each_slip_on_the_page_and_in_the_self_check(tmp_path):
-    course = toy.write_course(tmp_path / "course", "rows-1", {"rows.ipynb": COURSE})
-    generated = run_command_line(["generate", "--course", str(course)], timeout=300)
-    assert generated.returncode == 0, generated.stderr
-    release = notebook.read(find_assignment(course).release("rows.ipynb"))
-    handed_in = {
-        name: notebook.fill(release, {"normalise": answer}).cells
-        for name, answer in STUDENTS.items()
-    }
-    done, out = toy.grade_class(course, "rows-1", "rows.ipynb", handed_in, tmp_path)
-    assert done.returncode == 0, done.stderr[-3000:]
-    for name, said in SAID.items():
-        page = (out / "feedback" / f"{name}.html").read_text().replace("&#39;", "'")
-        page = page.replace("&quot;", '"').replace("&gt;", ">").replace("&lt;", "<")
-        assert said in page, (name, said)
-        checked = subprocess.run(
-            [sys.executable, "-m", "autograder", "check",
-             str(tmp_path / "subs" / name / "rows-1" / "rows.ipynb"), "--course", str(course)],
-            capture_output=True, text=True, timeout=300,
-        )  # fmt: skip
-        assert checked.returncode == 1, checked.stdout + checked.stderr
-        assert said in checked.stdout, (name, checked.stdout)
