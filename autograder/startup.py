@@ -33,7 +33,7 @@ ON_FIRST_USE = (
     "arrow",  # jsonschema's duration format (by isoduration): not in a notebook's schema
     "webcolors",  # jsonschema's color formats: nor these
     "uri_template",  # jsonschema's uri-template format: nor this
-    "tinycss2",  # bleach's CSS sanitizer, for style attributes no page keeps
+    "tinycss2",  # the CSS sanitizer of nbconvert's bleach, for style attributes no page keeps
     "platformdirs",  # jupyter_core's folders for platforms' conventions, unused by default
 )
 

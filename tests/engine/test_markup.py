@@ -94,3 +94,11 @@ def test_an_image_in_markdown_loads_nothing(source):
     """Is every source of an image a student's Markdown shows dropped, its text kept?"""
     cleaned = markup.clean(f'<img alt="mine" src="{html.escape(source)}">')
     assert "src" not in cleaned and 'alt="mine"' in cleaned, cleaned
+
+
+def test_what_looks_like_a_tag_is_shown_as_typed():
+    """Is text a student typed that looks like a tag kept, as text, not silently dropped?"""
+    typed = "shape <T, d_model>, and <script>alert(1)</script> <mytag>x</mytag>"
+    cleaned = markup.safe_markdown_html(f"<p>{typed}</p>")
+    assert live(cleaned) == [], cleaned
+    assert html.unescape(cleaned) == f"<p>{typed}</p>", cleaned

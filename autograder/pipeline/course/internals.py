@@ -781,7 +781,7 @@ class FeedbackExporter(HTMLExporter):
             ]
         except OSError:
             return None
-        made_by = ("nbconvert", "mistune", "bleach", "latex2mathml", "pygments")
+        made_by = ("nbconvert", "mistune", "nh3", "latex2mathml", "pygments")
         return json.dumps(
             {
                 "versions": [_version(name) for name in made_by],

@@ -4,9 +4,11 @@ A feedback page is opened by TAs, in formgrader's origin too, so nothing a
 student wrote may become live markup there. Rendered Markdown (a written
 answer, or any Markdown cell a student added) goes through :func:`clean`: an
 allow-list of the tags and attributes Markdown produces, as nbconvert's own
-``clean_html`` does for outputs (``bleach``), so ``<script>``, event handlers
-(``onerror=``), ``javascript:`` links, ``<svg onload>`` and ``<iframe srcdoc>``
-are shown as text or dropped, and no image in a student's Markdown loads
+``clean_html`` keeps for outputs, applied by ``nh3`` (the maintained binding of
+the Rust sanitizer ammonia; nbconvert's bleach is archived). A tag outside the
+list is shown as the text the student typed (``<script>``, ``<T, d_model>``);
+event handlers (``onerror=``), ``javascript:`` links, ``<svg onload>`` and
+``<iframe srcdoc>`` never become markup, and no image in a student's Markdown loads
 anything: it keeps its text, never a source. Then
 :func:`render_maths` turns ``$...$`` and ``$$...$$`` into MathML, which
 browsers draw themselves: the page loads no MathJax from the network. The
@@ -21,56 +23,46 @@ from __future__ import annotations
 
 import html
 import re
-from typing import Any
 from xml.etree import ElementTree
 
-import bleach
+import nh3
 from latex2mathml.converter import convert_to_element
 
-# What Markdown renders to, and nothing that runs.
+# What Markdown renders to, and nothing that runs (bleach's list, which nbconvert's is, first).
 TAGS = frozenset(
     {
-        *bleach.ALLOWED_TAGS,
+        "a", "abbr", "acronym", "b", "blockquote", "code", "em", "i", "li", "ol", "strong", "ul",
         *(f"h{level}" for level in range(1, 7)),
-        "p", "div", "span", "pre", "code", "br", "hr", "img", "sup", "sub", "del",
+        "p", "div", "span", "pre", "br", "hr", "img", "sup", "sub", "del",
         "table", "thead", "tbody", "tr", "th", "td", "dl", "dt", "dd",
     }
 )  # fmt: skip
 
+#: the attributes each tag keeps ("*": any tag). An image keeps its text and never a source:
+#: a source could load from the network (any URL, and any path once the page is served
+#: over HTTP: a browser reads ``/\\host/x`` and ``\\\\host\\x`` as ``//host/x``); the
+#: pictures a page shows are the notebook's own outputs, drawn from their data. No id: a
+#: student's heading must not take an anchor the page's own links point to.
+ATTRIBUTES: dict[str, set[str]] = {
+    "*": {"class", "title"},
+    "a": {"href", "title"},
+    "img": {"alt", "title"},
+    "th": {"align"},
+    "td": {"align"},
+}
+PROTOCOLS = frozenset({"http", "https", "mailto"})
 
-def _image_attribute(tag: str, name: str, value: str) -> bool:
-    """An image a student's Markdown shows keeps its text and never a source.
 
-    A source could load from the network: any URL, and any path once the page
-    is served over HTTP (a browser reads ``/\\host/x`` and ``\\\\host\\x`` as
-    ``//host/x``). The pictures a page shows are the notebook's own outputs,
-    drawn from their data, not from a student's Markdown.
-    """
-    return name in ("alt", "title")
-
-
-def _any_attribute(tag: str, name: str, value: str) -> bool:
-    """A title, or a code block's highlighting classes: never an id, a style or a page's class.
+def _class(value: str) -> bool:
+    """A code block's highlighting classes, never a page's own class.
 
     A class a student chose could borrow the page's own styles (a box that
     reads like a passed test); the highlighter's are short token names.
     """
-    if name == "class":
-        return all(
-            re.fullmatch(r"highlight|language-[\w+-]{1,30}|[a-z]{1,3}", c) for c in value.split()
-        )
-    return name == "title"
+    return all(
+        re.fullmatch(r"highlight|language-[\w+-]{1,30}|[a-z]{1,3}", c) for c in value.split()
+    )
 
-
-ATTRIBUTES: dict[str, Any] = {
-    "*": _any_attribute,
-    "a": ["href", "title"],
-    "img": _image_attribute,
-    "th": ["align"],
-    "td": ["align"],
-    # no id: a student's heading must not take an anchor the page's own links point to
-}
-PROTOCOLS = frozenset({"http", "https", "mailto"})
 
 #: the MathML elements maths may be drawn with: presentation only
 MATHML_TAGS = frozenset(
@@ -108,10 +100,40 @@ def clean(rendered: str, maths: bool = False) -> str:
     tags, attributes = TAGS, ATTRIBUTES
     if maths:
         tags = TAGS | MATHML_TAGS
-        attributes = {**ATTRIBUTES, **{tag: _mathml_attribute for tag in MATHML_TAGS}}
-    return bleach.clean(
-        rendered, tags=tags, attributes=attributes, protocols=PROTOCOLS, strip_comments=True
+        attributes = {**ATTRIBUTES, **{tag: set(MATHML_ATTRIBUTES) for tag in MATHML_TAGS}}
+    return nh3.clean(
+        _as_text(rendered, tags),
+        tags=set(tags),
+        attributes=attributes,
+        attribute_filter=_kept,
+        url_schemes=set(PROTOCOLS),
+        strip_comments=True,
+        link_rel=None,  # a student's link is shown as written, as nbconvert shows one
     )
+
+
+_TAG = re.compile(r"<(/?)([A-Za-z][^\s/>]*)")
+
+
+def _as_text(rendered: str, tags: frozenset[str]) -> str:
+    """``rendered`` with every tag not in ``tags`` written as text (``&lt;tag``).
+
+    The sanitizer drops a tag it does not allow; what a student typed that looks
+    like one (``<T, d_model>``, ``<script>``) is shown as they typed it instead, as
+    nbconvert's bleach shows it. The sanitizer still runs after this on
+    everything, so a tag this misses is dropped, never kept.
+    """
+    return _TAG.sub(lambda m: m.group() if m.group(2).lower() in tags else "&lt;" + m.group()[1:],
+                    rendered)  # fmt: skip
+
+
+def _kept(tag: str, name: str, value: str) -> str | None:
+    """``value`` if the attribute ``name`` of ``tag`` may stay, else None (dropped)."""
+    if tag in MATHML_TAGS:
+        return value if _mathml_attribute(tag, name, value) else None
+    if name == "class":
+        return value if _class(value) else None
+    return value
 
 
 def _mathml_attribute(tag: str, name: str, value: str) -> bool:
