@@ -16,11 +16,13 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from traitlets import Bool, Float, Integer
+
 from autograder import __version__, startup
 from autograder.pipeline import grade
 from autograder.pipeline.errors import UserError
 from autograder.pipeline.lms import canvas, moodle
-from autograder.pipeline.settings import MEMORY, WALL
+from autograder.pipeline.settings import Autograder
 from autograder.serve import service
 from autograder.tools import (
     check,
@@ -28,10 +30,10 @@ from autograder.tools import (
     extend,
     generate,
     golden,
-    gradescope,
     remove,
     status,
 )
+from autograder.tools.gradescope import bundle
 
 _log = logging.getLogger(__name__)
 
@@ -62,8 +64,7 @@ def _grade_parser(commands: Any) -> None:
     _common(parser)
     run = grade.grade
     _limits(parser)
-    out = default(run, "out")
-    parser.add_argument("--out", default=out, help=f"where grades.csv and feedback/ go ({out})")
+    _setting(parser, "out")
     parser.add_argument("--force", action="store_true", help="regrade unchanged submissions too")
     parser.add_argument(
         "--student",
@@ -76,7 +77,7 @@ def _grade_parser(commands: Any) -> None:
         action="store_true",
         help="grade into --out only; leave the course gradebook and folders alone",
     )
-    parser.add_argument("--pattern", help="regex with a (?P<student>...) group, for LMS file names")
+    _setting(parser, "pattern")
     parser.add_argument(
         "--times",
         metavar="FILE",
@@ -91,30 +92,33 @@ def _grade_parser(commands: Any) -> None:
     parser.set_defaults(run=run, positional=["submissions"])
 
 
+#: the course settings (c.Autograder) a grading run's options override, in --help's order
+LIMITS = ("jobs", "timeout", "wall", "memory", "sandbox")
+
+
+def _setting(parser: argparse.ArgumentParser, name: str, flag: str | None = None) -> None:
+    """``--NAME``, overriding ``c.Autograder.NAME``: its help, type and default said once,
+    by the setting (pipeline/settings.py); a true/false one is ``--no-NAME``."""
+    trait = Autograder.class_traits()[name]
+    default = trait.default_value
+    said = trait.help.rstrip(".").replace("%", "%%")
+    fallback = f", else {default:g}" if isinstance(default, float) else f", else {default}"
+    where = f"c.Autograder.{name}{fallback if default not in (None, 0) else ''}"
+    if isinstance(trait, Bool):
+        parser.add_argument(
+            flag or f"--no-{name}", dest=name, action="store_const", const=not default,
+            help=f"{said} (--no-{name} turns it off for this run; {where})",
+        )  # fmt: skip
+        return
+    kind = {Float: float, Integer: int}.get(type(trait), str)
+    parser.add_argument(flag or f"--{name}", dest=name, type=kind, help=f"{said} ({where})")
+
+
 def _limits(parser: argparse.ArgumentParser) -> None:
     """The workers and the limits on student code, ``grade``'s and ``serve``'s; each left out
     is the course's (c.Autograder in its config, pipeline/settings.py)."""
-    parser.add_argument(
-        "--jobs", type=int, help="parallel workers (c.Autograder.jobs, else every core)"
-    )
-    parser.add_argument(
-        "--timeout",
-        type=float,
-        help="seconds per cell (c.Autograder.timeout, else c.Execute.timeout)",
-    )
-    parser.add_argument(
-        "--wall", type=float, help=f"seconds per notebook (c.Autograder.wall, else {WALL:g})"
-    )
-    parser.add_argument(
-        "--memory", type=int, help=f"MiB per submission (c.Autograder.memory, else {MEMORY})"
-    )
-    parser.add_argument(
-        "--no-sandbox",
-        dest="sandbox",
-        action="store_const",
-        const=False,
-        help="run student code without bubblewrap (only for code you trust)",
-    )
+    for name in LIMITS:
+        _setting(parser, name)
 
 
 def _serve_parser(commands: Any) -> None:
@@ -128,8 +132,7 @@ def _serve_parser(commands: Any) -> None:
     _common(parser)
     run = service.serve
     _limits(parser)
-    out = default(run, "out")
-    parser.add_argument("--out", default=out, help=f"the class folder: grades.csv, pages ({out})")
+    _setting(parser, "out")
     parser.add_argument(
         "--once",
         action="store_true",
@@ -140,12 +143,12 @@ def _serve_parser(commands: Any) -> None:
 
 def _class_folder(parser: argparse.ArgumentParser, export: Callable[..., int]) -> None:
     """``--grades DIR``: the class an export writes (the grade run's ``--out``)."""
-    folder = default(export, "grades")
     parser.add_argument(
         "--grades",
         metavar="DIR",
-        default=folder,
-        help=f"the grade run's --out: its students are the class exported ({folder})",
+        default=default(export, "grades"),
+        help="the class folder whose students are the class exported (the grade run's --out: "
+        "c.Autograder.out, else grades)",
     )
 
 
@@ -268,8 +271,7 @@ def parser() -> argparse.ArgumentParser:
         "move their folders into removed/, so no later run grades them again.",
     )
     removing.add_argument("student", help="the student's id, as in grades.csv")
-    out = default(remove.remove, "out")
-    removing.add_argument("--out", default=out, help=f"the grading run's folder ({out})")
+    _setting(removing, "out")
     removing.add_argument(
         "--undo", action="store_true", help="bring a removed student back: later runs grade them"
     )
@@ -285,8 +287,7 @@ def parser() -> argparse.ArgumentParser:
         "final, and the removals, extensions and hand-in times. Exit 0 when all agree.",
     )
     checking_all.add_argument("student", nargs="*", metavar="STUDENT", help="only these students")
-    out = default(status.status, "out")
-    checking_all.add_argument("--out", default=out, help=f"the grading run's folder ({out})")
+    _setting(checking_all, "out")
     _common(checking_all)
     checking_all.set_defaults(run=status.status, positional=["student"])
     packing = commands.add_parser(
@@ -295,9 +296,9 @@ def parser() -> argparse.ArgumentParser:
         description="Write DIR/autograder.zip: setup.sh, run_autograder and the course files.",
     )
     _common(packing)
-    out = default(gradescope.build, "out")
+    out = default(bundle.build, "out")
     packing.add_argument("--out", default=out, help=f"where autograder.zip goes ({out})")
-    packing.set_defaults(run=gradescope.build, positional=[])
+    packing.set_defaults(run=bundle.build, positional=[])
     regenerate = commands.add_parser(
         "generate", help="regenerate an assignment's release/ and solutions/ (and the samples)"
     )

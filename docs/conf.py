@@ -13,7 +13,7 @@ copyright = "2026, the course's authors"
 extensions = ["myst_parser", "sphinx.ext.autodoc"]
 source_suffix = {".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "_generated/README.md"]
+exclude_patterns = ["_build", "_generated/*.md"]  # settings.md is included where it is read
 myst_heading_anchors = 3
 myst_enable_extensions = ["colon_fence", "substitution"]
 
@@ -44,6 +44,31 @@ def _bench_figures() -> dict[str, str]:
 
 
 myst_substitutions = _bench_figures()
+
+
+def _settings_reference() -> None:
+    """Write ``_generated/settings.md``: every ``c.Autograder`` setting, its kind, default and
+    help, read from the class that declares them (pipeline/settings.py), never retyped."""
+    from traitlets import Enum
+
+    from autograder.pipeline.settings import Autograder
+
+    rows = ["| setting | kind | default | what it does |", "| --- | --- | --- | --- |"]
+    for name, trait in Autograder.class_traits(config=True).items():
+        kind = type(trait).__name__
+        if isinstance(trait, Enum):
+            kind = " or ".join(f"`{v}`" for v in trait.values)
+        default = trait.default_value
+        shown = "unset" if default is None else f"`{default!r}`"
+        said = trait.help.replace("|", "\\|").replace("\n", " ")
+        rows.append(f"| `c.Autograder.{name}` | {kind} | {shown} | {said} |")
+    out = Path(__file__).parent / "_generated" / "settings.md"
+    text = "\n".join(rows) + "\n"
+    if not out.is_file() or out.read_text() != text:
+        out.write_text(text)
+
+
+_settings_reference()
 
 # Every reference must resolve: a moved module or a dead link fails the build (-W).
 nitpicky = True

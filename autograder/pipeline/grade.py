@@ -47,7 +47,7 @@ from autograder.pipeline.lms import hand_in
 from autograder.pipeline.recording import Recording, cpu_seconds, pending
 from autograder.pipeline.reports import class_report, terminal
 from autograder.pipeline.results import NOT_FINISHED, ClassFolder, Outcome, Store, StoredRows
-from autograder.pipeline.settings import GradingLimits, configured
+from autograder.pipeline.settings import GradingLimits, class_folder, configured, lms_pattern
 from autograder.pipeline.submissions import collect, lateness
 from autograder.pipeline.submissions.collect import Submission
 from autograder.sandbox.clean_up import SHARED_WRITABLE, after_run, remove_tree
@@ -111,7 +111,7 @@ def grade(
     timeout: float | None = None,
     wall: float | None = None,
     memory: int | None = None,
-    out: Path | str = ClassFolder.DEFAULT,
+    out: Path | str | None = None,
     force: bool = False,
     pattern: str | None = None,
     sandbox: bool | None = None,
@@ -134,11 +134,11 @@ def grade(
     request = Request(
         Path(submissions),
         chosen,
-        ClassFolder(Path(out).resolve()),
+        ClassFolder(class_folder(chosen, out)),
         job_count(chosen, jobs),
         limits,
         force,
-        pattern,
+        lms_pattern(chosen, pattern),
         dry_run,
         scheduler,
         tuple(dict.fromkeys(student or ())),
@@ -168,10 +168,9 @@ class ClassGrades:
 
     def outcome(self, student_id: str) -> Outcome | None:
         """One student's outcome; None if the run did not finish grading them."""
-        saved = self.out.state.load(student_id)
-        if saved is None or saved.get("sha256") == NOT_FINISHED:
+        if self.out.state.key(student_id) in (None, NOT_FINISHED):
             return None
-        return Outcome(**saved["row"])
+        return self.out.state.row(student_id)
 
 
 def run(request: Request) -> ClassGrades:

@@ -87,10 +87,9 @@ def pending(
     """
     unchanged, todo = [], []
     for sub in submissions:
-        saved = state.load(sub.student_id)
         key = results.rerun_key(sub.sha256, settings)
-        recorded = ledger is None or (ledger.load(sub.student_id) or {}).get("sha256") == key
-        if saved and saved.get("sha256") == key and recorded and not force:
+        recorded = ledger is None or ledger.key(sub.student_id) == key
+        if state.key(sub.student_id) == key and recorded and not force:
             unchanged.append(sub)
         else:
             todo.append(sub)
@@ -271,9 +270,10 @@ class Recording:
             outcome = self.publish(before, written=True)
             if outcome == before:
                 continue
-            self.state.save(sub.student_id, saved["sha256"], outcome)
+            key = self.state.key(sub.student_id) or results.NOT_FINISHED
+            self.state.save(sub.student_id, key, outcome)
             if self.ledger is not None:
-                self.ledger.save(sub.student_id, saved["sha256"], outcome)
+                self.ledger.save(sub.student_id, key, outcome)
 
     def grade_all(self, todo: list[Submission], executor: pools.Executor) -> None:
         """Grade ``todo`` with ``executor``, recording each submission as it arrives."""

@@ -11,7 +11,9 @@ overrides them.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, Enum, Float, Integer, List, TraitError, Unicode
@@ -19,6 +21,7 @@ from traitlets.config import Configurable
 
 from autograder.pipeline.course.assignment import Assignment
 from autograder.pipeline.errors import UserError
+from autograder.pipeline.results.store import ClassFolder
 from autograder.sandbox import Limits
 
 WALL = 300.0  #: seconds per notebook
@@ -34,7 +37,10 @@ class Autograder(Configurable):
         c.Autograder.preload = ["pandas"]          # imported once, before any student
         c.Autograder.warm_up = "import pandas as pd; pd.DataFrame({'a': [1]}).sum()"
 
-    The command line's options override the limits (``grade --wall 120``).
+        c.Autograder.out = "grades"    # the class folder, in the course folder
+        c.Autograder.pattern = r"^(?P<student>[a-z0-9]+)_"  # students in LMS file names
+
+    The command line's options override each (``grade --wall 120``).
     What ``serve`` (graded on submit) allows and shows::
 
         c.Autograder.attempts = 3            # graded attempts before the due date (0: no limit)
@@ -66,6 +72,19 @@ class Autograder(Configurable):
         help="Code the sandbox runs once after the preload, as a cell whose outputs and "
         "names are dropped: first-use costs (a figure's fonts, a library's lazy imports) "
         "paid there are paid for every student.",
+    ).tag(config=True)
+    out = Unicode(
+        None,
+        allow_none=True,
+        help="The class folder (grades.csv, the pages, the run's state) that grade and serve "
+        "write and status, remove and the exports read. Set in the config: in the course "
+        "folder; given as --out: from where the command runs; neither: grades/ there.",
+    ).tag(config=True)
+    pattern = Unicode(
+        None,
+        allow_none=True,
+        help="A regex with a (?P<student>...) group that finds the student in an LMS "
+        "download's file names (None: Canvas's and Moodle's own names).",
     ).tag(config=True)
     attempts = Integer(
         0,
@@ -115,6 +134,33 @@ def configured(assignment: Assignment) -> Autograder:
     except SyntaxError as error:
         raise UserError(f"c.Autograder.warm_up does not parse: {error}") from None
     return course
+
+
+def class_folder(assignment: Assignment, out: Path | str | None) -> Path:
+    """The class folder a command reads or writes: ``out`` as given (from where it is run),
+    else the course's ``c.Autograder.out`` (in the course folder), else ``grades``."""
+    if out is not None:
+        return Path(out).resolve()
+    configured_out = configured(assignment).out
+    if configured_out is None:
+        return ClassFolder.DEFAULT.resolve()
+    return (assignment.root / configured_out).resolve()
+
+
+def lms_pattern(assignment: Assignment, pattern: str | None) -> str | None:
+    """The regex that names students in LMS file names: ``pattern``, else the course's;
+    one that does not compile or has no ``student`` group is the user's mistake."""
+    chosen = pattern if pattern is not None else configured(assignment).pattern
+    if chosen is None:
+        return None
+    where = "--pattern" if pattern is not None else "c.Autograder.pattern"
+    try:
+        compiled = re.compile(chosen)
+    except re.error as error:
+        raise UserError(f"{where} {chosen!r} is not a regex: {error}") from None
+    if "student" not in compiled.groupindex:
+        raise UserError(f"{where} {chosen!r} has no (?P<student>...) group to name the student")
+    return chosen
 
 
 @dataclass(frozen=True)

@@ -72,7 +72,7 @@ from autograder.pipeline.grading import worker
 from autograder.pipeline.recording import Recording, snapshot
 from autograder.pipeline.reports import class_report, feedback_page
 from autograder.pipeline.results import ClassFolder, Graded, StoredRows, handed_back
-from autograder.pipeline.settings import GradingLimits
+from autograder.pipeline.settings import GradingLimits, class_folder
 from autograder.pipeline.submissions.collect import Submission
 from autograder.sandbox import cpus
 from autograder.sandbox.clean_up import remove_tree
@@ -117,7 +117,7 @@ def serve(
     timeout: float | None = None,
     wall: float | None = None,
     memory: int | None = None,
-    out: Path | str = ClassFolder.DEFAULT,
+    out: Path | str | None = None,
     sandbox: bool | None = None,
     once: bool = False,
 ) -> int:
@@ -146,7 +146,7 @@ def serve(
             "`python -m autograder generate` first"
         )
     with only_service(chosen.root):
-        service = Service(chosen, limits, jobs, ClassFolder(Path(out).resolve()))
+        service = Service(chosen, limits, jobs, ClassFolder(class_folder(chosen, out)))
         service.exchange, service.course_id = Path(exchange), str(course_id)
         return service.run(once)
 

@@ -30,6 +30,7 @@ from autograder.pipeline.course.gradebook import course_url, existing
 from autograder.pipeline.course.students import STEPS
 from autograder.pipeline.errors import UserError
 from autograder.pipeline.results import handed_back
+from autograder.pipeline.settings import class_folder
 
 _log = logging.getLogger(__name__)
 
@@ -39,7 +40,7 @@ REMOVED = "removed"  #: in the course folder: what was taken out, kept
 def remove(
     student: str,
     *,
-    out: Path | str = results.ClassFolder.DEFAULT,
+    out: Path | str | None = None,
     undo: bool = False,
     dry_run: bool = False,
     assignment: str | None = None,
@@ -51,7 +52,7 @@ def remove(
     out: the grading run's output folder whose row and page go too.
     """
     chosen = find_assignment(course, assignment)
-    folder = results.ClassFolder(Path(out).resolve())
+    folder = results.ClassFolder(class_folder(chosen, out))
     with turns.turn(chosen.root, f"remove {student}"):
         removed = removals.recorded(chosen)
         ids = students.known(

@@ -3,7 +3,7 @@
 One row per student, each place a grade is kept or shown read side by side:
 the course's gradebook (the one truth), ``grades.csv`` and the feedback page
 of the class folder (``--out``), the page ready for nbgrader's exchange, and
-each LMS file an export wrote (:mod:`~autograder.pipeline.lms.written`). A
+each LMS file an export wrote (:mod:`~autograder.pipeline.lms.exported`). A
 row flags where they disagree, and what is not final: a written answer
 awaiting a TA, a notebook not fully graded. It also says the TA's decisions
 it is read with: removals, extensions, hand-in times and late penalties.
@@ -26,9 +26,10 @@ from autograder.pipeline.course import extensions, removals, students
 from autograder.pipeline.course.assignment import Assignment, find_assignment
 from autograder.pipeline.course.gradebook import course_url, existing
 from autograder.pipeline.files import read_bounded
-from autograder.pipeline.lms import written
+from autograder.pipeline.lms import exported
 from autograder.pipeline.reports import terminal
 from autograder.pipeline.results import after_penalty
+from autograder.pipeline.settings import class_folder
 
 _log = logging.getLogger(__name__)
 
@@ -104,7 +105,7 @@ def rows(assignment: Assignment, out: results.ClassFolder) -> dict[str, Row]:
     recorded = results.ledger(assignment)
     removed = removals.recorded(assignment)
     granted = extensions.granted(assignment)
-    exported = written.read(assignment)
+    lms_files = exported.read(assignment)
     ids = set(held) | set(in_csv) | set(removed)
     found: dict[str, Row] = {}
     for sid in sorted(ids):
@@ -137,7 +138,7 @@ def rows(assignment: Assignment, out: results.ClassFolder) -> dict[str, Row]:
         if pages:
             mine = out.page(sid).read_bytes() if out.page(sid).is_file() else b""
             row.exchange = "same" if all(p.read_bytes() == mine for p in pages) else "differs"
-        for kind, file in sorted(exported.items()):
+        for kind, file in sorted(lms_files.items()):
             row.lms[kind] = file.totals.get(sid)
         _compare(row, sid in removed)
     return found
@@ -170,7 +171,7 @@ def _compare(row: Row, removed: bool) -> None:
 def status(
     student: list[str] | None = None,
     *,
-    out: Path | str = results.ClassFolder.DEFAULT,
+    out: Path | str | None = None,
     assignment: str | None = None,
     course: Path | str | None = None,
 ) -> int:
@@ -180,7 +181,7 @@ def status(
     out: the class folder (the grade run's ``--out``).
     """
     chosen = find_assignment(course, assignment)
-    folder = results.ClassFolder(Path(out).resolve())
+    folder = results.ClassFolder(class_folder(chosen, out))
     found = rows(chosen, folder)
     for sid in student or []:
         students.check(sid, set(found), chosen.id)

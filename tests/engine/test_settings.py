@@ -1,4 +1,5 @@
-"""Is each setting declared once: the command line's defaults read from the functions it calls?"""
+"""Is each setting declared once: the command line's defaults read from the functions it calls,
+its help from the course settings (c.Autograder) each option overrides?"""
 
 import argparse
 import inspect
@@ -7,17 +8,22 @@ import pytest
 
 from autograder import cli
 from autograder.pipeline import grade
+from autograder.pipeline.course import notebook
 from autograder.pipeline.course.assignment import find_assignment
 from autograder.pipeline.errors import UserError
 from autograder.pipeline.settings import (
     MEMORY,
     WALL,
+    Autograder,
     GradingLimits,
+    class_folder,
     configured,
     course_timeout,
+    lms_pattern,
 )
 
 from . import toy
+from .command_line import run_command_line
 
 
 def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -100,3 +106,95 @@ def test_a_limit_that_is_not_positive_is_the_users_mistake(assignment, name):
     """Is ``--wall 0`` refused in one line naming the option?"""
     with pytest.raises(UserError, match=f"--{name} must be positive"):
         GradingLimits.for_course(assignment, **{name: 0})
+
+
+#: the course settings each command's options override
+OVERRIDES = {
+    "grade": [*cli.LIMITS, "out", "pattern"],
+    "serve": [*cli.LIMITS, "out"],
+    "status": ["out"],
+    "remove": ["out"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(OVERRIDES))
+def test_an_option_that_overrides_a_setting_says_what_the_setting_says(command):
+    """Is a setting's help written once: each option that overrides one reads it from the trait?"""
+    traits = Autograder.class_traits(config=True)
+    options = {a.dest: a for a in COMMANDS[command]._actions if a.option_strings}
+    for name in OVERRIDES[command]:
+        said = traits[name].help.rstrip(".")
+        assert options[name].help.startswith(said), (command, name)
+        assert f"c.Autograder.{name}" in options[name].help
+        assert options[name].default is None or name == "sandbox"  # unset: the course's
+
+
+def test_the_class_folder_is_the_options_then_the_courses_then_grades(tmp_path, monkeypatch):
+    course = toy.write_course(tmp_path / "course")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    chosen = find_assignment(course)
+    assert class_folder(chosen, None) == elsewhere / "grades"
+    assert class_folder(chosen, "mine") == elsewhere / "mine"
+    toy.write_course(course, config='c.Autograder.out = "marks"\n')
+    chosen = find_assignment(course)
+    assert class_folder(chosen, None) == course.resolve() / "marks"
+    assert class_folder(chosen, "mine") == elsewhere / "mine"  # the option wins
+
+
+@pytest.mark.parametrize(
+    "given, config, says",
+    [
+        ("(", "", "--pattern '(' is not a regex"),
+        (r"^(\w+)_", "", "has no (?P<student>...) group"),
+        (None, 'c.Autograder.pattern = "[a-"\n', "c.Autograder.pattern '[a-' is not a regex"),
+    ],
+)
+def test_a_pattern_that_cannot_name_students_is_one_line(tmp_path, given, config, says):
+    chosen = find_assignment(toy.write_course(tmp_path, config=config))
+    with pytest.raises(UserError) as error:
+        lms_pattern(chosen, given)
+    assert says in str(error.value) and "\n" not in str(error.value)
+
+
+def test_the_courses_pattern_is_used_unless_an_option_gives_one(tmp_path):
+    config = 'c.Autograder.pattern = r"^(?P<student>[a-z]+)-"\n'
+    chosen = find_assignment(toy.write_course(tmp_path, config=config))
+    assert lms_pattern(chosen, None) == "^(?P<student>[a-z]+)-"
+    assert lms_pattern(chosen, r"(?P<student>\d+)") == r"(?P<student>\d+)"
+
+
+def test_a_bad_pattern_typed_on_the_command_line_is_one_line_and_status_2(tmp_path):
+    course = toy.write_course(tmp_path / "course")
+    (tmp_path / "subs").mkdir()
+    done = run_command_line(
+        ["grade", str(tmp_path / "subs"), "--course", str(course), "--pattern", "(?P<student>"],
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().count("\n") == 0, done.stderr
+    assert "--pattern '(?P<student>' is not a regex" in done.stderr
+
+
+@pytest.mark.slow
+def test_a_course_that_sets_its_class_folder_is_graded_there_and_read_from_there(tmp_path):
+    """c.Autograder.out: grade writes there from any folder, and status reads it there."""
+    course = toy.write_course(tmp_path / "course", config='c.Autograder.out = "marks"\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    assert run_command_line(["generate", "--course", str(course)], timeout=300).returncode == 0
+    answer = "def double(v):\n    return 2 * v"
+    release = notebook.read(find_assignment(course).release("toy.ipynb"))
+    toy.write_notebook(
+        notebook.fill(release, {"double": answer}).cells,
+        tmp_path / "subs" / "ada" / "toy-1" / "toy.ipynb",
+    )
+    done = run_command_line(
+        ["grade", str(tmp_path / "subs"), "--course", str(course), "--jobs", "1"],
+        timeout=300, cwd=elsewhere,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (course / "marks" / "grades.csv").is_file() and not (elsewhere / "grades").exists()
+    shown = run_command_line(["status", "--course", str(course)], timeout=120, cwd=elsewhere)
+    assert "ada" in shown.stdout, shown.stdout + shown.stderr

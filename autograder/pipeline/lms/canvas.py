@@ -20,7 +20,7 @@ from pathlib import Path
 from autograder.pipeline.course import turns
 from autograder.pipeline.course.assignment import find_assignment
 from autograder.pipeline.errors import UserError
-from autograder.pipeline.lms import written
+from autograder.pipeline.lms import exported
 from autograder.pipeline.lms.grades import (
     Filled,
     Identity,
@@ -36,7 +36,7 @@ from autograder.pipeline.lms.grades import (
     totals,
     write_csv,
 )
-from autograder.pipeline.results import ClassFolder
+from autograder.pipeline.settings import class_folder
 
 _log = logging.getLogger(__name__)
 
@@ -164,7 +164,7 @@ def export(
     template: Path | str,
     column: str | None = None,
     out: Path | str | None = None,
-    grades: Path | str = ClassFolder.DEFAULT,
+    grades: Path | str | None = None,
     final: bool = False,
     assignment: str | None = None,
     course: Path | str | None = None,
@@ -178,11 +178,12 @@ def export(
     refuse (exit 2, nothing written) while any grade is not final.
     """
     chosen = find_assignment(course, assignment)
+    grades = class_folder(chosen, grades)
     target = Path(out) if out is not None else Path(grades) / "canvas.csv"
     with turns.turn(chosen.root, "export canvas"):  # the course's totals hold still
         totals_of, left_out = of_class(totals(chosen), Path(grades))
         waiting = final_or_refuse(totals_of, final)
-        last = written.read(chosen).get("canvas")
+        last = exported.read(chosen).get("canvas")
         filled = write(
             Path(template),
             column,
@@ -193,6 +194,6 @@ def export(
         )
         filled.notes += left_out + waiting
         scores = {s: totals_of[s].score for s in filled.filled}
-        written.record(chosen, "canvas", target, scores, filled.column)
+        exported.record(chosen, "canvas", target, scores, filled.column)
         _log.info(filled.summary(target))
         return 0

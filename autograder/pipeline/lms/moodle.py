@@ -21,7 +21,7 @@ from pathlib import Path
 from autograder.pipeline.course import turns
 from autograder.pipeline.course.assignment import find_assignment
 from autograder.pipeline.errors import UserError
-from autograder.pipeline.lms import written
+from autograder.pipeline.lms import exported
 from autograder.pipeline.lms.grades import (
     Filled,
     Identity,
@@ -38,6 +38,7 @@ from autograder.pipeline.lms.grades import (
     write_csv,
 )
 from autograder.pipeline.results import ClassFolder
+from autograder.pipeline.settings import class_folder
 
 _log = logging.getLogger(__name__)
 
@@ -194,7 +195,7 @@ def export(
     *,
     worksheet: Path | str,
     out: Path | str | None = None,
-    grades: Path | str = ClassFolder.DEFAULT,
+    grades: Path | str | None = None,
     feedback: Path | str | None = None,
     match_names: bool = False,
     final: bool = False,
@@ -210,6 +211,7 @@ def export(
     nothing written) while any grade is not final.
     """
     chosen = find_assignment(course, assignment)
+    grades = class_folder(chosen, grades)
     with turns.turn(chosen.root, "export moodle"):  # the course's totals hold still
         out = Path(out) if out is not None else Path(grades) / "moodle.csv"
         feedback = Path(feedback) if feedback is not None else ClassFolder(Path(grades)).feedback
@@ -219,7 +221,7 @@ def export(
             Path(worksheet), out, feedback, totals_of, match_names
         )
         filled.notes += left_out + waiting
-        written.record(chosen, "moodle", out, {s: totals_of[s].score for s in filled.filled})
+        exported.record(chosen, "moodle", out, {s: totals_of[s].score for s in filled.filled})
         _log.info(filled.summary(out))
         if not Path(feedback).is_dir():
             _log.warning(

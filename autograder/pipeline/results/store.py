@@ -163,6 +163,9 @@ class ClassFolder:
         return sorted(gone)
 
 
+#: the field of a saved row that holds its rerun key: named "sha256" in every file written so
+#: far, so it keeps that name (a rerun key begins with the submission's sha256)
+KEY_FIELD = "sha256"
 #: in the course folder: what the gradebook last recorded of each student, per assignment
 LEDGER = ".autograder"
 
@@ -183,13 +186,20 @@ class Store:
         self.folder = Path(out) / folder
 
     def load(self, student_id: str) -> dict[str, Any] | None:
-        """What was saved for ``student_id`` (``{"sha256": key, "row": {...}}``), or None."""
+        """What was saved for ``student_id`` (``{KEY_FIELD: its rerun key, "row": {...}}``),
+        or None."""
         path = self.folder / f"{student_id}.json"
         try:
             saved = json.loads(path.read_text())
         except (OSError, ValueError):
             return None
         return saved if isinstance(saved, dict) else None
+
+    def key(self, student_id: str) -> str | None:
+        """The rerun key ``student_id``'s row was saved with (:func:`rerun_key`, or
+        :data:`~autograder.pipeline.results.store.NOT_FINISHED`), or None."""
+        key = (self.load(student_id) or {}).get(KEY_FIELD)
+        return key if isinstance(key, str) else None
 
     def row(self, student_id: str) -> Outcome | None:
         """The row saved for ``student_id``, or None."""
@@ -205,15 +215,15 @@ class Store:
             return []
         return sorted(p.name.removesuffix(".json") for p in self.folder.glob("*.json"))
 
-    def save(self, student_id: str, sha256: str, row: Outcome) -> None:
+    def save(self, student_id: str, key: str, row: Outcome) -> None:
         """Keep a student's row.
 
-        sha256: the content and settings it was graded from
-        (:data:`~autograder.pipeline.results.store.NOT_FINISHED` for a row a rerun must not skip).
+        key: the rerun key it was graded from (:func:`rerun_key`;
+        :data:`~autograder.pipeline.results.store.NOT_FINISHED` for a row a rerun must not skip).
         """
         write_atomic(
             self.folder / f"{student_id}.json",
-            json.dumps({"sha256": sha256, "row": row.as_dict()}, sort_keys=True),
+            json.dumps({KEY_FIELD: key, "row": row.as_dict()}, sort_keys=True),
         )
 
 

@@ -68,9 +68,7 @@ def kept_for_changed(todo: list[Submission], kept: set[str], graded: Store) -> s
         sub
         for sub in todo
         if sub.student_id in kept
-        and not str((graded.load(sub.student_id) or {}).get("sha256", "")).startswith(
-            f"{sub.sha256}:"
-        )
+        and not (graded.key(sub.student_id) or "").startswith(f"{sub.sha256}:")
     ]
     if not changed:
         return None

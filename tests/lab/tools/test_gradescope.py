@@ -25,7 +25,7 @@ import pytest
 from autograder.pipeline import results
 from autograder.pipeline.course import notebook
 from autograder.sandbox.clean_up import STUDENTS_FOLDER
-from autograder.tools import gradescope
+from autograder.tools.gradescope import courses, results_json
 
 from ...engine import processes
 from .. import lab
@@ -142,7 +142,7 @@ def test_a_forbidden_sandbox_is_told_to_instructors_only(source_nb):
     """When the grader ran without bubblewrap, does only the hidden log test say so?"""
     row = {"points": {}, "messages": {}, "status": "ok"}
     unprotected = ("bubblewrap did not start",)
-    results = gradescope.results_for(lab.ASSIGNMENT, row, "", None, unprotected)
+    results = results_json.results_for(lab.ASSIGNMENT, row, "", None, unprotected)
     hidden = [t for t in results["tests"] if t["visibility"] == "hidden"]
     assert len(hidden) == 1 and "because: bubblewrap did not start" in hidden[0]["output"]
     shown = [t["output"] for t in results["tests"] if t["visibility"] != "hidden"]
@@ -382,7 +382,7 @@ def test_the_bundle_holds_no_solution(unpacked, source_nb, release_nb, solution_
         if len(line.strip()) > 12 and line.strip() not in in_bundle
     }
     assert len(solved) > 10
-    for gradebook in ("gradebook.db", f"{gradescope.VISIBLE}/gradebook.db"):
+    for gradebook in ("gradebook.db", f"{courses.VISIBLE}/gradebook.db"):
         recorded = _every_text(source / "course" / gradebook)
         assert "attention_weights" in recorded  # it holds the notebook's cells
         assert not [line for line in solved if line in recorded], gradebook
@@ -413,8 +413,8 @@ def test_the_zip_comes_with_its_gradebooks_recorded(unpacked, tmp_path, monkeypa
 
     with monkeypatch.context() as patched:
         patched.setattr(internals, "record_assignment", record)
-        visible = gradescope._visible_course(chosen, tmp_path / "scratch")
-        assert visible.root == course / gradescope.VISIBLE
+        visible = courses.visible_course(chosen, tmp_path / "scratch")
+        assert visible.root == course / courses.VISIBLE
         for number, which in enumerate((chosen, visible)):
             (tmp_path / f"run{number}").mkdir()
             recording.dry_run_gradebook(which, tmp_path / f"run{number}")
@@ -422,8 +422,8 @@ def test_the_zip_comes_with_its_gradebooks_recorded(unpacked, tmp_path, monkeypa
     nb = notebook.read(chosen.source(lab.NOTEBOOK))
     nb.cells[0].source += "\n"
     notebook.write(nb, chosen.source(lab.NOTEBOOK))
-    remade = gradescope._visible_course(chosen, tmp_path / "scratch")
-    assert remade.root == tmp_path / "scratch" / gradescope.VISIBLE
+    remade = courses.visible_course(chosen, tmp_path / "scratch")
+    assert remade.root == tmp_path / "scratch" / courses.VISIBLE
 
 
 # Run in a process of its own: grading forks workers, and pytest's worker runs threads.

@@ -20,7 +20,7 @@ from autograder.pipeline.results.store import LEDGER
 
 
 @dataclass(frozen=True)
-class Written:
+class LmsFile:
     """One LMS file as written: where, when (UTC), ``{student_id: total}``, and the column it
     filled ("" where the LMS has no choice of column)."""
 
@@ -36,12 +36,12 @@ def path(assignment: Assignment) -> Path:
     return assignment.root / LEDGER / f"{assignment.id}.lms.json"
 
 
-def read(assignment: Assignment) -> dict[str, Written]:
-    """``{LMS: Written}`` of the last file each LMS's export wrote (empty if none; a record
+def read(assignment: Assignment) -> dict[str, LmsFile]:
+    """``{LMS: LmsFile}`` of the last file each LMS's export wrote (empty if none; a record
     that cannot be read counts as none)."""
     try:
         data = json.loads(path(assignment).read_text())
-        return {kind: Written(kind, **entry) for kind, entry in data.items()}
+        return {kind: LmsFile(kind, **entry) for kind, entry in data.items()}
     except (OSError, ValueError, TypeError, AttributeError):
         return {}
 
