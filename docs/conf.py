@@ -47,21 +47,24 @@ myst_substitutions = _bench_figures()
 
 
 def _settings_reference() -> None:
-    """Write ``_generated/settings.md``: every ``c.Autograder`` setting, its kind, default and
-    help, read from the class that declares them (pipeline/settings.py), never retyped."""
+    """Write ``_generated/settings.md``: every ``c.Autograder`` and ``c.Serve`` setting, its
+    kind, default and help, read from the classes that declare them, never retyped."""
     from traitlets import Enum
 
     from autograder.pipeline.settings import Autograder
+    from autograder.serve.policy import Serve
 
     rows = ["| setting | kind | default | what it does |", "| --- | --- | --- | --- |"]
-    for name, trait in Autograder.class_traits(config=True).items():
+    traits = [(c.__name__, n, t) for c in (Autograder, Serve)
+              for n, t in c.class_traits(config=True).items()]  # fmt: skip
+    for owner, name, trait in traits:
         kind = type(trait).__name__
         if isinstance(trait, Enum):
             kind = " or ".join(f"`{v}`" for v in trait.values)
         default = trait.default_value
         shown = "unset" if default is None else f"`{default!r}`"
         said = trait.help.replace("|", "\\|").replace("\n", " ")
-        rows.append(f"| `c.Autograder.{name}` | {kind} | {shown} | {said} |")
+        rows.append(f"| `c.{owner}.{name}` | {kind} | {shown} | {said} |")
     out = Path(__file__).parent / "_generated" / "settings.md"
     text = "\n".join(rows) + "\n"
     if not out.is_file() or out.read_text() != text:

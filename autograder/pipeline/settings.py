@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nbgrader.preprocessors import Execute
-from traitlets import Bool, Enum, Float, Integer, List, TraitError, Unicode
+from traitlets import Bool, Float, Integer, List, TraitError, Unicode
 from traitlets.config import Configurable
 
 from autograder.pipeline.course.assignment import Assignment
@@ -40,13 +40,8 @@ class Autograder(Configurable):
         c.Autograder.out = "grades"    # the class folder, in the course folder
         c.Autograder.pattern = r"^(?P<student>[a-z0-9]+)_"  # students in LMS file names
 
-    The command line's options override each (``grade --wall 120``).
-    What ``serve`` (graded on submit) allows and shows::
-
-        c.Autograder.attempts = 3            # graded attempts before the due date (0: no limit)
-        c.Autograder.attempts_per = "day"    # ... each day, or "all" of them in all
-        c.Autograder.counts = "best"         # which attempt the gradebook holds ("last")
-        c.Autograder.before_due = "visible"  # hidden tests' messages wait for the due date
+    The command line's options override each (``grade --wall 120``). What
+    ``serve`` allows and shows is its own (:class:`~autograder.serve.policy.Serve`).
     """
 
     timeout = Float(
@@ -85,31 +80,6 @@ class Autograder(Configurable):
         allow_none=True,
         help="A regex with a (?P<student>...) group that finds the student in an LMS "
         "download's file names (None: Canvas's and Moodle's own names).",
-    ).tag(config=True)
-    attempts = Integer(
-        0,
-        min=0,
-        help="Hand-ins `serve` grades for a student before the due date (0: no limit); "
-        "one beyond them is kept, and graded once the due date has passed.",
-    ).tag(config=True)
-    attempts_per = Enum(
-        ["all", "day"],
-        "all",
-        help="Whether c.Autograder.attempts counts every hand-in (all) or each day's (day, "
-        "in the exchange's timezone).",
-    ).tag(config=True)
-    counts = Enum(
-        ["last", "best"],
-        "last",
-        help="The hand-in the gradebook holds: the last before the due date (else the last "
-        "one, late), as `nbgrader collect --before-duedate` takes it; or the best graded one.",
-    ).tag(config=True)
-    before_due = Enum(
-        ["visible", "all"],
-        "visible",
-        help="What a page `serve` returns before the due date shows: the score and the "
-        "visible tests' messages (visible), the hidden tests' too after the due date; or "
-        "everything at once (all).",
     ).tag(config=True)
 
 

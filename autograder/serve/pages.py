@@ -2,7 +2,7 @@
 
 A graded hand-in's page is the course's feedback page, opened by a notice
 (which attempt it is, whether the gradebook holds it). Before the student's
-due date, with ``c.Autograder.before_due = "visible"``, the hidden tests' messages
+due date, with ``c.Serve.before_due = "visible"``, the hidden tests' messages
 and printed output are taken out of the notebook first (:func:`early`): their
 points count, what they say waits for the due date, and the page says so. A
 hand-in not graded (beyond the attempts allowed, superseded) gets a short

@@ -1,6 +1,7 @@
 """The course's rules for graded-on-submit: how many attempts, which one counts, what shows.
 
-Kept in the course's config with its other grading settings
+Kept in the course's config as :class:`Serve`'s settings (``c.Serve.attempts = 3``),
+beside the grading settings every command shares
 (:class:`~autograder.pipeline.settings.Autograder`):
 
 - ``attempts`` (0: no limit) graded hand-ins before the student's due date,
@@ -22,13 +23,72 @@ naive UTC, as nbgrader's gradebook and time stamps hold them.
 
 from __future__ import annotations
 
+import copy
+import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from zoneinfo import ZoneInfo
 
+from traitlets import Enum, Integer, TraitError
+from traitlets.config import Configurable
+
 from autograder.pipeline.course.assignment import Assignment
-from autograder.pipeline.settings import configured
+from autograder.pipeline.errors import UserError
 from autograder.serve.journal import GRADED, Entry
+
+_log = logging.getLogger(__name__)
+
+
+class Serve(Configurable):
+    """What ``serve`` (graded on submit) allows and shows, in the course's nbgrader config::
+
+        c.Serve.attempts = 3            # graded attempts before the due date (0: no limit)
+        c.Serve.attempts_per = "day"    # ... each day, or "all" of them in all
+        c.Serve.counts = "best"         # which attempt the gradebook holds ("last")
+        c.Serve.before_due = "visible"  # hidden tests' messages wait for the due date
+
+    A course that still sets them as ``c.Autograder.*`` (their name before) is
+    read as it is, with a warning naming the new one.
+    """
+
+    attempts = Integer(
+        0,
+        min=0,
+        help="Hand-ins `serve` grades for a student before the due date (0: no limit); "
+        "one beyond them is kept, and graded once the due date has passed.",
+    ).tag(config=True)
+    attempts_per = Enum(
+        ["all", "day"],
+        "all",
+        help="Whether c.Serve.attempts counts every hand-in (all) or each day's (day, "
+        "in the exchange's timezone).",
+    ).tag(config=True)
+    counts = Enum(
+        ["last", "best"],
+        "last",
+        help="The hand-in the gradebook holds: the last before the due date (else the last "
+        "one, late), as `nbgrader collect --before-duedate` takes it; or the best graded one.",
+    ).tag(config=True)
+    before_due = Enum(
+        ["visible", "all"],
+        "visible",
+        help="What a page `serve` returns before the due date shows: the score and the "
+        "visible tests' messages (visible), the hidden tests' too after the due date; or "
+        "everything at once (all).",
+    ).tag(config=True)
+
+
+def serve_settings(assignment: Assignment) -> Serve:
+    """The course's :class:`Serve` settings; a value of the wrong kind is one line."""
+    config = copy.deepcopy(assignment.config)
+    for name in Serve.class_trait_names(config=True):
+        if name in config.Autograder and name not in config.Serve:
+            _log.warning(f"c.Autograder.{name} is c.Serve.{name} now: rename it in the config")
+            config.Serve[name] = config.Autograder[name]
+    try:
+        return Serve(config=config)
+    except TraitError as error:
+        raise UserError(f"the course's c.Serve settings: {error}") from None
 
 
 def utc_now() -> datetime:
@@ -63,7 +123,7 @@ class Policy:
     @classmethod
     def for_course(cls, assignment: Assignment) -> Policy:
         """The course's policy, from its config (a wrong value: one line, exit status 2)."""
-        course = configured(assignment)
+        course = serve_settings(assignment)
         zone_name = assignment.config.Exchange.get("timezone") or "UTC"
         try:
             zone: tzinfo = ZoneInfo(str(zone_name))

@@ -145,7 +145,7 @@ def served(lesson_course, tmp_path):
     exchange = tmp_path / "exchange"
     exchange.mkdir()
     with open(lesson_course / "nbgrader_config.py", "a") as config:
-        config.write(f"\nc.Exchange.root = {str(exchange)!r}\nc.Autograder.attempts = 2\n")
+        config.write(f"\nc.Exchange.root = {str(exchange)!r}\nc.Serve.attempts = 2\n")
     released = run_nbgrader(
         ["release_assignment", ID], timeout=120, cwd=lesson_course, env=tool_environment()
     )

@@ -9,7 +9,10 @@ from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import nbformat
+import pytest
 
+from autograder.pipeline.course.assignment import find_assignment
+from autograder.pipeline.errors import UserError
 from autograder.serve import inbound, pages
 from autograder.serve.journal import GRADED, KEPT, WAITING, Journal
 from autograder.serve.policy import Attempt, Policy
@@ -393,3 +396,29 @@ def test_a_secret_belongs_to_the_student_who_held_it_first(tmp_path):
     journal.close()
     again = Journal(tmp_path / "j.sqlite")  # an older journal gains the columns once
     assert again.secret_of("ada-1") == "s3cret"
+
+
+def test_the_courses_policy_is_read_from_c_serve(tmp_path):
+    config = 'c.Serve.attempts = 3\nc.Serve.attempts_per = "day"\nc.Serve.counts = "best"\n'
+    policy = Policy.for_course(find_assignment(toy.write_course(tmp_path, config=config)))
+    assert (policy.attempts, policy.per, policy.counts, policy.before_due) == (
+        3,
+        "day",
+        "best",
+        "visible",
+    )
+
+
+def test_a_policy_under_its_old_name_is_still_read_with_a_warning(tmp_path, caplog):
+    """c.Autograder.attempts, the setting's name before c.Serve: kept, and the course told."""
+    config = 'c.Autograder.attempts = 2\nc.Autograder.before_due = "all"\n'
+    policy = Policy.for_course(find_assignment(toy.write_course(tmp_path, config=config)))
+    assert (policy.attempts, policy.before_due) == (2, "all")
+    assert "c.Autograder.attempts is c.Serve.attempts now" in caplog.text
+
+
+def test_a_policy_of_the_wrong_kind_is_one_line(tmp_path):
+    chosen = find_assignment(toy.write_course(tmp_path, config='c.Serve.counts = "first"\n'))
+    with pytest.raises(UserError, match="c.Serve") as error:
+        Policy.for_course(chosen)
+    assert "\n" not in str(error.value)

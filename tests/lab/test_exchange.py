@@ -88,6 +88,8 @@ def shared_machine(new_course, tmp_path):
     for user in USERS:  # a run killed halfway may have left them, and their processes
         subprocess.run(["pkill", "-KILL", "-u", user], capture_output=True)
         subprocess.run(["userdel", "--remove", user], capture_output=True)
+        # a home whose user is gone (another uid's files) would stay unwritable to the new one
+        shutil.rmtree(Path("/home") / user, ignore_errors=True)
         made = subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", user])
         assert made.returncode == 0, f"useradd {user} failed"
     try:
@@ -315,7 +317,7 @@ def test_graded_on_submit_through_the_exchange(
     python = str(users_env / "bin" / "python")
     at, lab_id = f"--Exchange.root={exchange}", lab.ASSIGNMENT.id
     with open(course_dir / "course_config.py", "a") as config:  # the best of three attempts
-        config.write('\nc.Autograder.attempts = 3\nc.Autograder.counts = "best"\n')
+        config.write('\nc.Serve.attempts = 3\nc.Serve.counts = "best"\n')
     done = _nbgrader("release_assignment", lab_id, at, cwd=course_dir)
     assert done.returncode == 0, done.stderr
     log = tmp_path / "serve.log"
@@ -441,7 +443,7 @@ def test_graded_on_submit_trusts_nothing_a_student_writes_in_the_inbound(
     python = str(users_env / "bin" / "python")
     at, lab_id = f"--Exchange.root={exchange}", lab.ASSIGNMENT.id
     with open(course_dir / "course_config.py", "a") as config:
-        config.write("\nc.Autograder.attempts = 3\n")
+        config.write("\nc.Serve.attempts = 3\n")
     due = datetime.now(UTC).replace(tzinfo=None) + timedelta(days=1)
     dated = _nbgrader("db", "assignment", "add", lab_id, f"--duedate={_stamp(due)}", cwd=course_dir)
     assert dated.returncode == 0, dated.stderr
