@@ -2,7 +2,7 @@
 
 import pytest
 
-from autograder.pipeline.reports import class_report
+from autograder.pipeline.reports import class_stats
 from autograder.pipeline.results import Outcome
 
 
@@ -28,7 +28,7 @@ from autograder.pipeline.results import Outcome
 )
 def test_mistake_key_leaves_out_the_particulars(message, key):
     """Are the subject, numbers, shapes and quoted names left out of a message's key?"""
-    assert class_report.mistake_key(message) == key
+    assert class_stats.mistake_key(message) == key
 
 
 def _row(student, points, messages=None):
@@ -47,7 +47,7 @@ def test_same_mistake_in_two_tests_is_one_group_per_answer():
              {"test_glue": wrong.format("four", 24), "test_other": "AssertionError: x: off by 3"}),
         _row("c", {"test_glue": 1, "test_glue_more": 1, "test_other": 2}),
     ]  # fmt: skip
-    causes, _ = class_report.group_by_cause(rows, tests, owners, {"glue": set(), "other": set()})
+    causes, _ = class_stats.group_by_cause(rows, tests, owners, {"glue": set(), "other": set()})
     assert [(c.answer, sorted(c.students)) for c in causes] == [
         ("glue", ["a", "b"]),
         ("other", ["b"]),
@@ -79,7 +79,7 @@ def test_students_are_grouped_by_the_first_broken_answer():
              {"test_glue": "AssertionError: glue: you glued along axis 0"}),
         _row("e", {"test_shares": 1, "test_layer": 1, "test_glue": 1, "test_multi": 1}),
     ]  # fmt: skip
-    causes, stubs = class_report.group_by_cause(rows, CHAIN_TESTS, CHAIN_OWNERS, CHAIN)
+    causes, stubs = class_stats.group_by_cause(rows, CHAIN_TESTS, CHAIN_OWNERS, CHAIN)
     assert [(c.answer, sorted(c.students)) for c in causes] == [
         ("shares", ["a", "b", "c"]),
         ("glue", ["d"]),
@@ -98,7 +98,7 @@ def test_stubs_are_apart_and_take_their_consequences_with_them():
               "test_layer": "AssertionError: layer cannot be checked until shares works"}),
     ]  # fmt: skip
     rows[0].not_attempted = ["shares"]
-    causes, stubs = class_report.group_by_cause(rows, CHAIN_TESTS, CHAIN_OWNERS, CHAIN)
+    causes, stubs = class_stats.group_by_cause(rows, CHAIN_TESTS, CHAIN_OWNERS, CHAIN)
     assert causes == []
     assert [(u.answer, u.students, u.downstream) for u in stubs] == [("shares", {"a"}, 2)]
 
@@ -108,13 +108,13 @@ def test_a_written_answer_awaits_a_ta_until_graded():
     rows = [_row("a", {"essay": None, "t": 1}), _row("b", {"essay": 2.0, "t": 0})]
     stats = {
         s.answer: s
-        for s in class_report.stats_per_answer(
+        for s in class_stats.stats_per_answer(
             rows, {"essay": ["essay"], "f": ["t"]}, {"essay": 2.0, "t": 1.0}
         )
     }
     assert (stats["essay"].mean, stats["essay"].full, stats["essay"].awaiting) == (2.0, 1.0, 1)
     assert (stats["f"].mean, stats["f"].full, stats["f"].awaiting) == (0.5, 0.5, 0)
-    nobody = class_report.stats_per_answer([rows[0]], {"essay": ["essay"]}, {"essay": 2.0})
+    nobody = class_stats.stats_per_answer([rows[0]], {"essay": ["essay"]}, {"essay": 2.0})
     assert (nobody[0].mean, nobody[0].full, nobody[0].awaiting) == (None, None, 1)
 
 
@@ -128,7 +128,7 @@ def test_flags_easy_hard_and_inverted_tests():
             _row(f"s{i}", {"easy": 1, "hard": 0, "inverted": 0 if strong else 1,
                            "fine": 1 if strong else 0, "rest": 10 if strong else 0})
         )  # fmt: skip
-    stats = {s.column: s for s in class_report.stats_per_test(rows, tests, {})}
+    stats = {s.column: s for s in class_stats.stats_per_test(rows, tests, {})}
     assert stats["easy"].flags == ["almost everyone passes"]
     assert stats["hard"].flags == ["almost everyone fails"]
     assert stats["inverted"].flags == ["strong students fail it more than weak ones"]
@@ -138,9 +138,9 @@ def test_flags_easy_hard_and_inverted_tests():
 
 def test_correlation():
     """Is Pearson's r right on small hand-checked cases?"""
-    assert class_report.correlation([0, 1, 0, 1], [1, 3, 1, 3]) == pytest.approx(1.0)
-    assert class_report.correlation([0, 1, 0, 1], [3, 1, 3, 1]) == pytest.approx(-1.0)
-    assert class_report.correlation([1, 1], [0, 5]) is None
+    assert class_stats.correlation([0, 1, 0, 1], [1, 3, 1, 3]) == pytest.approx(1.0)
+    assert class_stats.correlation([0, 1, 0, 1], [3, 1, 3, 1]) == pytest.approx(-1.0)
+    assert class_stats.correlation([1, 1], [0, 5]) is None
 
 
 ADVERSARIAL = [
@@ -165,7 +165,7 @@ def test_no_message_stalls_the_report():
     import sys
 
     code = (
-        "import sys, json; from autograder.pipeline.reports.class_report import mistake_key;"
+        "import sys, json; from autograder.pipeline.reports.class_stats import mistake_key;"
         "[mistake_key(m) for m in json.load(sys.stdin)]; print('done')"
     )
     import json

@@ -65,7 +65,9 @@ def _course(template, into):
 def _by_nbgrader(assignment, url, class_):
     """Record ``class_`` with nbgrader's API alone, as ``nbgrader autograde`` does."""
     with warnings.catch_warnings(), Gradebook(url) as gb:
-        warnings.simplefilter("ignore", SAWarning)  # nbgrader's own, harmless (internals.py)
+        warnings.simplefilter(
+            "ignore", SAWarning
+        )  # nbgrader's own, harmless (pipeline/course/internals/)
         for student, stamp, _ in class_:
             gb.update_or_create_student(student)
             gb.update_or_create_submission(assignment.id, student, timestamp=stamp)
