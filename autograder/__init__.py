@@ -1,17 +1,22 @@
 """Grading nbgrader courses: a sandboxed, resumable batch grader and its course tools.
 
-Commands (:mod:`autograder.cli`): ``grade`` a class, ``check`` one notebook
-before submitting, ``generate`` the release, solutions and sample class from
-the source, ``corpus`` to show what the hidden tests catch. Every command
-takes ``--assignment`` (an assignment folder under ``source/``; the only one
-by default): the engine knows nbgrader, not any lab.
+Commands (:mod:`autograder.cli`): ``grade`` a class, ``serve`` (grade each
+hand-in as it arrives through the exchange), ``check`` one notebook before
+submitting, ``extend`` and ``remove`` (a TA's decisions), ``status``,
+``export`` to an LMS, ``gradescope``, ``generate`` the release, solutions and
+sample class from the source, ``corpus`` to show what the hidden tests catch.
+Every command takes ``--assignment`` (an assignment folder under ``source/``;
+the only one by default): the engine knows nbgrader, not any lab.
 
-Three layers, one package each; imports flow one way, tools -> pipeline -> sandbox
-(``tests/test_layers.py`` checks it):
+Three layers; imports flow one way, tools and serve -> pipeline -> sandbox
+(``tests/test_layers.py`` checks it), with :mod:`autograder.diagnosis` beside
+the lowest:
 
-- :mod:`autograder.tools`: course tools built on the pipeline (generate,
-  the corpus and its golden file, stock nbgrader comparison, the self-check,
-  Gradescope);
+- :mod:`autograder.tools` and :mod:`autograder.serve`: the commands built on the
+  pipeline (generate, the corpus and its golden file, stock nbgrader
+  comparison, the self-check, Gradescope; the graded-on-submit service, which
+  grades and records through the same workers, recording and locks as
+  ``grade``);
 - :mod:`autograder.pipeline`: grading a class, one folder per role, read in the
   order a grade passes through (see :mod:`autograder.pipeline` and the docs'
   architecture page);

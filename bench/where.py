@@ -57,7 +57,7 @@ from autograder.pipeline.course.notebook_text import NotebookText  # noqa: E402
 from autograder.pipeline.grading import execute, sanitize, worker  # noqa: E402
 from autograder.pipeline.reports import feedback_page  # noqa: E402
 from autograder.pipeline.settings import GradingLimits  # noqa: E402
-from autograder.pipeline.submissions.collect import Submission  # noqa: E402
+from autograder.pipeline.submissions.submission import Submission  # noqa: E402
 from autograder.sandbox import cpus, launcher  # noqa: E402
 from autograder.tools.nbgrader_cli import scratch_course  # noqa: E402
 from tests.lab import lab  # noqa: E402

@@ -76,7 +76,7 @@ def test_imports_flow_down(name):
 #: pipeline/'s rooms from the ground up: a room may use its own or those below it, so a
 #: student's grade reads in order (docs/architecture.md)
 PIPELINE_FLOORS = [
-    ("errors", "files"),
+    ("errors", "files", "locks"),
     ("course",),
     ("settings", "results"),
     ("lms", "reports"),
@@ -121,6 +121,36 @@ def test_only_the_launcher_starts_the_student_side():
         and name not in ("autograder.sandbox.launcher", "autograder.sandbox.student")
     )
     assert users == []
+
+
+#: what ``grade`` and ``serve`` must do the same way, and the one module that does each: a
+#: second place that does it is a second orchestrator growing apart from the first
+ONE_PLACE = {
+    r"ProcessPoolExecutor\(": ("forks grading workers", {"autograder.pipeline.dispatch.pools"}),
+    r"fcntl\.flock\(": ("takes a lock", {"autograder.pipeline.locks"}),
+    r"class_report\.render\(": ("writes the class report", {"autograder.pipeline.recording"}),
+    r"results\.write_csv\(": ("writes grades.csv", {"autograder.pipeline.recording"}),
+}
+
+
+def _doing_it(pattern: str) -> set[str]:
+    return {name for name, path in MODULES.items() if re.search(pattern, path.read_text())}
+
+
+@pytest.mark.parametrize("pattern", sorted(ONE_PLACE))
+def test_grade_and_serve_share_one_pipeline(pattern):
+    """Does one module fork the workers, take locks, write the class report and grades.csv,
+    for ``grade`` and ``serve`` alike?"""
+    what, allowed = ONE_PLACE[pattern]
+    assert _doing_it(pattern) == allowed, f"only {sorted(allowed)} {what}"
+
+
+def test_the_one_place_rule_sees_a_second_place(tmp_path, monkeypatch):
+    """Would the rule above catch serve forking its own pool again (as it once did)?"""
+    copy = tmp_path / "service.py"
+    copy.write_text(MODULES["autograder.serve.service"].read_text() + "\nProcessPoolExecutor(2)\n")
+    monkeypatch.setitem(MODULES, "autograder.serve.service", copy)
+    assert "autograder.serve.service" in _doing_it(r"ProcessPoolExecutor\(")
 
 
 def test_no_import_cycle():
@@ -273,7 +303,7 @@ WRITES_NO_RESULT = {
     "autograder.pipeline.course.internals.database": "nbgrader's steps, run by results.Recorder",
     "autograder.pipeline.files": "the one atomic writer, write_atomic, for whoever calls it",
     "autograder.sandbox.launcher": "the sandbox's cgroup and process limits",
-    "autograder.sandbox.student": "the student's own process: its namespaces and helper files",
+    "autograder.sandbox.isolation": "the student's own process: its scratch and helper files",
     "autograder.tools.generate": "the release, solutions and sample class",
     "autograder.tools.golden": "stock nbgrader's results on the corpus, and the page's table",
     "autograder.tools.gradescope.bundle": "autograder.zip and the course staged in it",

@@ -32,7 +32,7 @@ from typing import Any
 
 from autograder import log
 from autograder.pipeline import results
-from autograder.pipeline.course import extensions, notebook, removals, turns
+from autograder.pipeline.course import extensions, notebook, removals
 from autograder.pipeline.course.assignment import Assignment, find_assignment
 from autograder.pipeline.course.gradebook import (
     due_date,
@@ -44,12 +44,12 @@ from autograder.pipeline.dispatch import pools
 from autograder.pipeline.errors import UserError
 from autograder.pipeline.grading import worker
 from autograder.pipeline.lms import hand_in
-from autograder.pipeline.recording import Recording, cpu_seconds, pending
-from autograder.pipeline.reports import class_report, terminal
-from autograder.pipeline.results import NOT_FINISHED, ClassFolder, Outcome, Store, StoredRows
+from autograder.pipeline.recording import Recording, cpu_seconds, pending, run_settings, turn
+from autograder.pipeline.reports import terminal
+from autograder.pipeline.results import NOT_FINISHED, ClassFolder, Outcome, Store, StoredOutcomes
 from autograder.pipeline.settings import GradingLimits, class_folder, configured, lms_pattern
 from autograder.pipeline.submissions import collect, lateness
-from autograder.pipeline.submissions.collect import Submission
+from autograder.pipeline.submissions.submission import Submission
 from autograder.sandbox.clean_up import SHARED_WRITABLE, after_run, remove_tree
 
 _log = logging.getLogger(__name__)
@@ -93,13 +93,8 @@ class Request:
 
     @property
     def settings(self) -> str:
-        """The run's side of the rerun key: other limits, tests, points or config grade again.
-
-        The course's side is :func:`~autograder.pipeline.course.gradebook.sources_hash`:
-        the source folder (tests, points, helper files) and the course config.
-        """
-        key = f"{self.limits.key()}:{sources_hash(self.assignment)[:16]}"
-        return key if self.pages else f"{key}:no-pages"  # a later run with pages grades again
+        """The run's side of the rerun key (:func:`~.recording.run_settings`)."""
+        return run_settings(self.assignment, self.limits, self.pages)
 
 
 def grade(
@@ -162,24 +157,21 @@ class ClassGrades:
     student_ids: tuple[str, ...]
     unprotected: tuple[str, ...] = ()
 
-    def outcomes(self) -> StoredRows:
+    def outcomes(self) -> StoredOutcomes:
         """Every student's outcome, in student order."""
-        return StoredRows(self.out.state, list(self.student_ids))
+        return StoredOutcomes(self.out.state, list(self.student_ids))
 
     def outcome(self, student_id: str) -> Outcome | None:
         """One student's outcome; None if the run did not finish grading them."""
         if self.out.state.key(student_id) in (None, NOT_FINISHED):
             return None
-        return self.out.state.row(student_id)
+        return self.out.state.outcome(student_id)
 
 
 def run(request: Request) -> ClassGrades:
     """Carry out one grading run (see :func:`grade`)."""
-    chosen, out = request.assignment, request.out
-    with contextlib.ExitStack() as locks:
-        locks.enter_context(results.exclusive(out.lock, str(out.root)))
-        if not request.dry_run:
-            locks.enter_context(turns.turn(chosen.root, f"grade {request.submissions}"))
+    doing = f"grade {request.submissions}"
+    with turn(request.assignment, request.out, doing, course=not request.dry_run):
         return _run_locked(request)
 
 
@@ -257,21 +249,10 @@ def _run_locked(request: Request) -> ClassGrades:
     everyone = [sub.student_id for sub in found]
     if kept:  # --student: the class as DIR held it, with these students graded again
         everyone = sorted(set(everyone) | set(kept))
-    ordered = StoredRows(out.state, everyone)
     out.keep_only(set(everyone))
-    results.write_csv(ordered, list(columns.possible), out.csv)
+    ordered = recording.write_grades(everyone)
     if request.pages:
-        sources = {n: notebook.read(chosen.source(n)) for n in chosen.notebooks}
-        out.write_report(
-            class_report.render(
-                f"{chosen.id}: the class report",
-                ordered,
-                columns,
-                sources,
-                chosen.hidden_tests,
-                attempts=out.attempts(),  # graded on submit, as `serve` counted them
-            )
-        )
+        recording.write_report(everyone, out.attempts())  # `serve` counted the attempts
     _log.info(terminal.table(ordered))
     _log.info("")
     _log.info(terminal.summary(ordered, columns.tests()))

@@ -15,32 +15,43 @@ leaves students either recorded everywhere or graded again by the next run.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import resource
 import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
 from autograder.pipeline import results
-from autograder.pipeline.course import notebook
+from autograder.pipeline.course import notebook, turns
 from autograder.pipeline.course.assignment import Assignment, course_directory
 from autograder.pipeline.course.gradebook import (
     copy_database,
     database_file,
     ensure_gradebook,
+    sources_hash,
     sqlite_url,
     stamp_path,
 )
 from autograder.pipeline.dispatch import pools
 from autograder.pipeline.errors import Status
 from autograder.pipeline.grading import worker
-from autograder.pipeline.reports import feedback_page
-from autograder.pipeline.results import NOT_FINISHED, ClassFolder, Graded, Outcome, Store
+from autograder.pipeline.reports import class_report, feedback_page
+from autograder.pipeline.results import (
+    NOT_FINISHED,
+    ClassFolder,
+    Graded,
+    Outcome,
+    Store,
+    StoredOutcomes,
+)
 from autograder.pipeline.results.rows import Written
-from autograder.pipeline.submissions.collect import Submission
+from autograder.pipeline.settings import GradingLimits
+from autograder.pipeline.submissions.submission import Submission
 
 _log = logging.getLogger(__name__)
 
@@ -69,6 +80,34 @@ def snapshot(db_url: str, into: Path) -> str:
     target = Path(into) / "gradebook.db"
     copy_database(source, target)
     return sqlite_url(target)
+
+
+@contextlib.contextmanager
+def turn(
+    assignment: Assignment, out: ClassFolder, doing: str, wait: bool = True, course: bool = True
+) -> Iterator[None]:
+    """What recording holds for itself, ``grade``'s and ``serve``'s alike: the class
+    folder ``out`` (:func:`~.results.exclusive`), then the course's turn
+    (:func:`~.course.turns.turn`; not with ``course`` False, a dry run's, which leaves the
+    course alone). doing: what this process does, for whoever waits; wait: False raises
+    :class:`~autograder.pipeline.locks.Busy` at once, holding nothing.
+    """
+    with contextlib.ExitStack() as held:
+        held.enter_context(results.exclusive(out.lock, str(out.root), wait))
+        if course:
+            held.enter_context(turns.turn(assignment.root, doing, wait))
+        yield
+
+
+def run_settings(assignment: Assignment, limits: GradingLimits, pages: bool = True) -> str:
+    """A run's side of the rerun key: other limits, tests, points or config grade again.
+
+    The course's side is :func:`~autograder.pipeline.course.gradebook.sources_hash`:
+    the source folder (tests, points, helper files) and the course config.
+    pages: False for a run that renders no page (a later run with pages grades again).
+    """
+    key = f"{limits.key()}:{sources_hash(assignment)[:16]}"
+    return key if pages else f"{key}:no-pages"
 
 
 def pending(
@@ -199,6 +238,48 @@ class Recording:
             self.batch = []
         else:
             self.commit()
+
+    @contextlib.contextmanager
+    def session(self, db_url: str) -> Iterator[None]:
+        """Record into the gradebook at ``db_url`` within the block only: its connection is
+        opened for it and closed after (the service records on the course's turn, and
+        between turns other commands use the gradebook)."""
+        self.recorder = results.Recorder(self.assignment, db_url, self.out.root)
+        try:
+            yield
+        finally:
+            self.recorder.close()
+            self.recorder = None
+
+    def discard(self) -> None:
+        """Forget what was recorded since the last commit (one hand-in's recording failed
+        midway): the gradebook rolled back, no rerun state kept for it."""
+        if self.recorder is not None:
+            self.recorder.rollback()
+        self.batch, self.writing = [], False
+
+    def write_grades(self, everyone: list[str]) -> StoredOutcomes:
+        """``grades.csv`` for ``everyone`` (the class, in order), from the saved outcomes;
+        those outcomes, read one at a time when asked for."""
+        rows = StoredOutcomes(self.state, everyone)
+        results.write_csv(rows, list(self.columns.possible), self.out.csv)
+        return rows
+
+    def write_report(self, everyone: list[str], attempts: dict[str, int]) -> None:
+        """The class report of ``everyone``'s saved outcomes; attempts: each student's
+        hand-ins graded on submit, as ``serve`` counted them."""
+        a = self.assignment
+        sources = {n: notebook.read(a.source(n)) for n in a.notebooks}
+        self.out.write_report(
+            class_report.render(
+                f"{a.id}: the class report",
+                StoredOutcomes(self.state, everyone),
+                self.columns,
+                sources,
+                a.hidden_tests,
+                attempts=attempts,
+            )
+        )
 
     def publish(
         self,

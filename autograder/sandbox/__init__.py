@@ -3,8 +3,10 @@
 - :mod:`~autograder.sandbox.launcher` starts a zygote inside bubblewrap and
   forks one isolated student process per notebook from it (the only module
   that starts :mod:`~autograder.sandbox.student`);
-- :mod:`~autograder.sandbox.student` is what runs inside: the zygote, the
-  student's IPython shell, privileges dropped and filesystems laid out;
+- :mod:`~autograder.sandbox.student` is what runs inside: the zygote, and the
+  student's IPython shell answering the grader's questions;
+- :mod:`~autograder.sandbox.isolation` shuts each student's process off as it
+  starts: namespaces, filesystems, privileges, capabilities, limits;
 - :mod:`~autograder.sandbox.wire` carries data (and only data) between them;
 - :mod:`~autograder.sandbox.crash_reasons` says why the student's code crashed,
   with the failing expression's operands and their shapes, under its traceback;

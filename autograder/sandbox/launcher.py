@@ -37,7 +37,7 @@ from autograder.sandbox.clean_up import (
     remove_tree,
     run_uid,
 )
-from autograder.sandbox.student import PR_SET_PDEATHSIG, c_library
+from autograder.sandbox.isolation import PR_SET_PDEATHSIG, c_library
 
 ZYGOTE = "autograder.sandbox.student import zygote"  #: in every sandbox's command line
 #: Ends every sandbox's command line, then the pid of the run it belongs to (:func:`run_mark`).

@@ -11,7 +11,7 @@ hand-in's key: unique, and the same however often the service reads it.
 A hand-in folder is the student's own: it is read, never followed. Only
 regular files are copied (a link is named on the student's page and left
 behind, so a link to the instructor's source can never reach a page), at most
-:data:`MAX_FILES` of them and :data:`~autograder.pipeline.submissions.collect.MAX_FILE`
+:data:`MAX_FILES` of them and :data:`~autograder.pipeline.submissions.submission.MAX_FILE`
 bytes each. A hand-in whose folder another user owns is refused, as
 ``nbgrader collect``'s ``check_owner`` warns of it: one student cannot hand
 in, or spend attempts, as another.
@@ -51,8 +51,8 @@ from nbgrader.utils import parse_utc
 from autograder.pipeline.course.assignment import Assignment
 from autograder.pipeline.course.students import plain_id
 from autograder.pipeline.files import MAX_SIDE_FILE, read_bounded
-from autograder.pipeline.submissions import collect
-from autograder.pipeline.submissions.collect import Submission
+from autograder.pipeline.submissions import nbgrader_layout, submission
+from autograder.pipeline.submissions.submission import Submission
 
 _log = logging.getLogger(__name__)
 
@@ -356,7 +356,7 @@ def stage(hand_in: HandIn, into: Path, assignment: Assignment) -> Submission | N
             f"your hand-in's time stamp says {hand_in.claimed:%Y-%m-%d %H:%M:%S} UTC, but it "
             f"was made at {hand_in.handed_in:%Y-%m-%d %H:%M:%S} UTC: that time counts"
         )
-    found = collect.from_nbgrader_layout(into, assignment)
+    found = nbgrader_layout.from_nbgrader_layout(into, assignment)
     mine = [s for s in found if s.student_id == hand_in.student_id]
     if not mine:
         return None
@@ -421,7 +421,7 @@ def _copy_regular(source: Path, target: Path) -> list[str] | None:
                     continue
                 if not stat.S_ISREG(info.st_mode):
                     continue
-                limit = MAX_SIDE_FILE if name in EXCHANGE_FILES else collect.MAX_FILE
+                limit = MAX_SIDE_FILE if name in EXCHANGE_FILES else submission.MAX_FILE
                 if info.st_size > limit:
                     notes.append(f"{relative / name} was not read: more than {limit:,} bytes")
                     continue

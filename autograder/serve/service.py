@@ -35,17 +35,15 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import fcntl
 import hashlib
 import logging
-import multiprocessing
 import os
 import queue
 import shutil
 import signal
 import time
 from collections.abc import Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -56,7 +54,7 @@ import nbformat
 from nbgrader.exchange.default.exchange import Exchange as ExchangeRoot
 
 from autograder import log
-from autograder.pipeline import results
+from autograder.pipeline import locks, results
 from autograder.pipeline.course import extensions, notebook, removals, students, turns
 from autograder.pipeline.course.assignment import Assignment, find_assignment
 from autograder.pipeline.course.gradebook import (
@@ -67,14 +65,13 @@ from autograder.pipeline.course.gradebook import (
 )
 from autograder.pipeline.dispatch import pools
 from autograder.pipeline.errors import Status, UserError
-from autograder.pipeline.grade import Request, job_count
+from autograder.pipeline.grade import job_count
 from autograder.pipeline.grading import worker
-from autograder.pipeline.recording import Recording, snapshot
-from autograder.pipeline.reports import class_report, feedback_page
-from autograder.pipeline.results import ClassFolder, Graded, StoredRows, handed_back
+from autograder.pipeline.recording import Recording, run_settings, snapshot, turn
+from autograder.pipeline.reports import feedback_page
+from autograder.pipeline.results import ClassFolder, Graded, handed_back
 from autograder.pipeline.settings import GradingLimits, class_folder
-from autograder.pipeline.submissions.collect import Submission
-from autograder.sandbox import cpus
+from autograder.pipeline.submissions.submission import Submission
 from autograder.sandbox.clean_up import remove_tree
 from autograder.serve import inbound, pages, roster
 from autograder.serve.journal import GRADED, KEPT, REFUSED, SUPERSEDED, WAITING, Journal
@@ -154,20 +151,13 @@ def serve(
 @contextlib.contextmanager
 def only_service(root: Path) -> Iterator[None]:
     """Hold the course's service lock; a second service is the user's mistake (one line)."""
-    path = Path(root) / SERVICE_LOCK
-    with open(path, "a+") as handle:
+    with contextlib.ExitStack() as held:
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.seek(0)
-            who = handle.read().strip()[:100] or "another process"
+            held.enter_context(locks.held(Path(root) / SERVICE_LOCK, "serve", wait=False))
+        except locks.Busy as who:
             raise UserError(
                 f"a service already grades the course {root} ({who}): one per course"
             ) from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"pid {os.getpid()}\n")
-        handle.flush()
         yield
 
 
@@ -194,7 +184,7 @@ class Service:
         self.done: queue.Queue[tuple[str, Future[Graded]]] = queue.Queue()
         self.results: list[tuple[InFlight, Graded]] = []  # graded, waiting for the turn
         self.tries: dict[str, int] = {}  # hand-in key: times the grader failed on it
-        self.pool: ProcessPoolExecutor | None = None
+        self.workers: pools.Workers | None = None
         self.known: set[str] = set()  # hand-in keys the journal holds
         self.watcher: inbound.Watcher | None = None
         self.students: set[str] = set()  # the ids the course knows (roster.Roster.known)
@@ -223,7 +213,7 @@ class Service:
         self.sources = sources_hash(a)
         sources = {n: notebook.read(a.source(n)) for n in a.notebooks}
         self.columns = notebook.Columns(sources)
-        self.settings = Request(self.scratch, a, self.out, self.jobs, self.limits).settings
+        self.settings = run_settings(a, self.limits)
         with turns.turn(a.root, "serve (starting)"):
             db_url = ensure_gradebook(a)
         snapshot(db_url, self.scratch)
@@ -243,20 +233,9 @@ class Service:
         self.start_pool()
 
     def start_pool(self) -> None:
-        """Fork the workers (this process runs no thread of its own when it forks)."""
-        context = multiprocessing.get_context("fork")
-        worker.prepare(self.worker_settings)  # the state each worker starts from, built once
-        numbered = (self.worker_settings, cpus.WorkerNumbers(context))
-        # Held before the workers are waited for: a stop that comes while they start
-        # (Ctrl-C, SIGTERM) stops them too, rather than leaving them for the exit to wait on.
-        self.pool = ProcessPoolExecutor(self.jobs, context, worker.start, numbered)
-        why_not = [f.result() for f in [self.pool.submit(worker.ready) for _ in range(self.jobs)]]
-        if why_not and all(why_not):
-            self.stop_pool()
-            raise UserError(
-                f"the sandbox could not start, so no one can be graded: {why_not[0]} "
-                "(check the grader's installation; --no-sandbox runs only code you trust)"
-            )
+        """Fork the workers (:class:`~autograder.pipeline.dispatch.pools.Workers`)."""
+        self.workers = pools.Workers(self.worker_settings, self.jobs)
+        self.workers.start()
 
     def restart_pool(self) -> None:
         """Workers afresh, after one died (the sandboxes of the others are stopped too)."""
@@ -267,11 +246,10 @@ class Service:
     def stop_pool(self) -> None:
         """Stop the workers now: what they grade is graded again later. Every worker this
         process forked is killed, whichever pool it was started for."""
-        if self.pool is not None:
-            self.pool.shutdown(wait=False, cancel_futures=True)
-        for child in multiprocessing.active_children():
-            child.kill()
-        self.pool = None
+        if self.workers is not None:
+            self.workers.stop()
+        pools.kill_forked()
+        self.workers = None
 
     # -- the loop -------------------------------------------------------------------------
 
@@ -447,15 +425,14 @@ class Service:
                 shutil.rmtree(staged, ignore_errors=True)
                 self.keep(newest, due)
                 continue
-            assert self.pool is not None
+            assert self.workers is not None
             try:
-                future = self.pool.submit(worker.grade, submission)
+                self.workers.submit(submission, pools.put_in(self.done, student))
             except BrokenProcessPool:  # a worker died while idle: its result is collected next
                 self.queue.insert(0, student)
                 self.restart_pool()
                 return
             self.in_flight[student] = InFlight(newest, submission, staged)
-            future.add_done_callback(_put_in(self.done, student))
 
     def refusal(self, hand_in: inbound.HandIn) -> str | None:
         """Why ``hand_in`` is not its student's to grade
@@ -530,35 +507,22 @@ class Service:
         if not self.results:
             return
         try:
-            with (
-                turns.turn(self.assignment.root, "serve", wait=False),
-                results.exclusive(self.out.lock, str(self.out.root), wait=False),
-            ):
+            with turn(self.assignment, self.out, "serve", wait=False):
                 self.waited_for = ""
                 self.removed = set(removals.recorded(self.assignment))  # as of this turn
-                self.recording.recorder = results.Recorder(
-                    self.assignment, self.db_url, self.out.root
-                )
-                try:
+                with self.recording.session(self.db_url):
                     while self.results:
                         flight, graded = self.results.pop(0)
                         try:
                             self.record_one(flight, graded)
                         except Exception as error:  # one hand-in's trouble, not the service's
-                            self.recording.recorder.rollback()
-                            self.recording.batch, self.recording.writing = [], False
+                            self.recording.discard()
                             self.failed(
                                 flight, f"recording it failed: {type(error).__name__}: {error}"
                             )
-                finally:
-                    self.recording.recorder.close()
-                    self.recording.recorder = None
-                everyone = self.out.state.student_ids()
-                results.write_csv(
-                    StoredRows(self.out.state, everyone), list(self.columns.possible), self.out.csv
-                )
+                self.recording.write_grades(self.out.state.student_ids())
                 self.report_due = time.monotonic() + REPORT_AFTER
-        except (turns.Busy, BlockingIOError) as busy:
+        except locks.Busy as busy:
             who = str(busy) or "another grading run"
             if who != self.waited_for:
                 _log.info(
@@ -614,7 +578,7 @@ class Service:
             self.collect_submitted(flight)
             self.recording.record_one(flight.submission, graded)
             self.recording.commit()
-            outcome = self.out.state.row(student)
+            outcome = self.out.state.outcome(student)
             if outcome is not None:
                 points, penalty, comments = outcome.points, outcome.late_penalty, outcome.comments
                 score = outcome.score
@@ -795,24 +759,12 @@ class Service:
         if not self.report_due or time.monotonic() < self.report_due:
             return
         try:
-            with results.exclusive(self.out.lock, str(self.out.root), wait=False):
-                a = self.assignment
-                rows = StoredRows(self.out.state, self.out.state.student_ids())
-                sources = {n: notebook.read(a.source(n)) for n in a.notebooks}
+            with turn(self.assignment, self.out, "serve (the class report)", False, course=False):
                 attempts = self.journal.attempts()
                 self.out.write_attempts(attempts)
-                self.out.write_report(
-                    class_report.render(
-                        f"{a.id}: the class report",
-                        rows,
-                        self.columns,
-                        sources,
-                        a.hidden_tests,
-                        attempts=attempts,
-                    )  # fmt: skip
-                )
+                self.recording.write_report(self.out.state.student_ids(), attempts)
                 self.report_due = 0.0
-        except BlockingIOError:
+        except locks.Busy:
             return  # a grading run writes it meanwhile; the next loop tries again
         except Exception as error:  # the report is for TAs: the service goes on without it
             _log.warning(f"warning: the class report was not written: {error}")
@@ -822,13 +774,6 @@ class Service:
 def _shown(key: str) -> str:
     """A hand-in's folder name as a log line shows it: control characters escaped, short."""
     return students.shown(key)
-
-
-def _put_in(done: queue.Queue[tuple[str, Future[Graded]]], student: str) -> Any:
-    def put(future: Future[Graded]) -> None:
-        done.put((student, future))
-
-    return put
 
 
 def _interrupt(signum: int, frame: Any) -> None:

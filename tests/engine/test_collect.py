@@ -7,7 +7,7 @@ import pytest
 
 from autograder.pipeline import files
 from autograder.pipeline.errors import UserError
-from autograder.pipeline.submissions import collect
+from autograder.pipeline.submissions import collect, lms_files, submission
 
 from . import toy
 
@@ -53,13 +53,14 @@ def test_nbgrader_layout(essay, tmp_path):
 )
 def test_lms_names(essay, name, student):
     """Is the student id the LMS's own key (with the name), read from the LMS's file names?"""
-    assert collect.student_of(name, essay.stems)[0] == student
+    assert lms_files.student_of(name, essay.stems)[0] == student
 
 
 def test_custom_pattern():
     """Does --pattern's student group win over the built-in names?"""
     assert (
-        collect.student_of("hw8-s1234567.ipynb", pattern=r"hw8-(?P<student>s\d+)")[0] == "s1234567"
+        lms_files.student_of("hw8-s1234567.ipynb", pattern=r"hw8-(?P<student>s\d+)")[0]
+        == "s1234567"
     )
 
 
@@ -95,10 +96,10 @@ def test_not_a_zip(essay, tmp_path):
 
 def test_content_hash_follows_content():
     """Does the hash that decides regrading change with the file, and only with it?"""
-    a = collect.Submission("a", {"n.ipynb": b"x"}, "a", None)
-    assert a.sha256 == collect.Submission("b", {"n.ipynb": b"x"}, "b", None).sha256
-    assert a.sha256 != collect.Submission("a", {"n.ipynb": b"y"}, "a", None).sha256
-    assert a.sha256 != collect.Submission("a", {"m.ipynb": b"x"}, "a", None).sha256
+    a = submission.Submission("a", {"n.ipynb": b"x"}, "a", None)
+    assert a.sha256 == submission.Submission("b", {"n.ipynb": b"x"}, "b", None).sha256
+    assert a.sha256 != submission.Submission("a", {"n.ipynb": b"y"}, "a", None).sha256
+    assert a.sha256 != submission.Submission("a", {"m.ipynb": b"x"}, "a", None).sha256
 
 
 def test_links_out_of_the_folder_are_not_followed(essay, tmp_path, capsys):
@@ -132,7 +133,7 @@ def test_too_large_file_says_so(essay, tmp_path):
     big = tmp_path / "ada.ipynb"
     big.parent.mkdir(parents=True, exist_ok=True)
     with open(big, "wb") as handle:
-        handle.truncate(collect.MAX_FILE + 1)
+        handle.truncate(submission.MAX_FILE + 1)
     (found,) = collect.collect(tmp_path, essay)
     assert found.files[NOTEBOOK] == b""
     assert "over the limit" in found.unreadable[NOTEBOOK]

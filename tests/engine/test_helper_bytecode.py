@@ -1,7 +1,7 @@
 """Do students' processes start with the course's helper modules compiled, and only as written?
 
-The zygote compiles each ``.py`` helper file once (``student.compile_helpers``) and
-every student's folder gets the bytecode beside the source (``student.write_files``):
+The zygote compiles each ``.py`` helper file once (``isolation.compile_helpers``) and
+every student's folder gets the bytecode beside the source (``isolation.write_files``):
 the folder is read-only to the student, so Python could not cache it there itself.
 """
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.sandbox import launcher, student
+from autograder.sandbox import isolation, launcher
 
 
 @pytest.fixture
@@ -28,11 +28,11 @@ def fresh_modules():
 
 def test_a_helper_is_imported_from_the_zygotes_bytecode(tmp_path, fresh_modules, monkeypatch):
     """The .pyc is written beside the helper, and importing it compiles nothing."""
-    monkeypatch.setattr(student, "_bytecode", {})
+    monkeypatch.setattr(isolation, "_bytecode", {})
     files = {"helper_one.py": b"VALUE = 'compiled once'\n", "notes.txt": b"not Python"}
-    student.compile_helpers(launcher.helper_modules(files))
-    assert list(student._bytecode) == [("helper_one.py", files["helper_one.py"])]
-    student.write_files(str(tmp_path), files)
+    isolation.compile_helpers(launcher.helper_modules(files))
+    assert list(isolation._bytecode) == [("helper_one.py", files["helper_one.py"])]
+    isolation.write_files(str(tmp_path), files)
     cached = importlib.util.cache_from_source(str(tmp_path / "helper_one.py"))
     assert (tmp_path / "notes.txt").read_text() == "not Python"
     sys.path.insert(0, str(tmp_path))
@@ -46,7 +46,7 @@ def test_a_helper_is_imported_from_the_zygotes_bytecode(tmp_path, fresh_modules,
     assert (
         compiled == []
         and Path(cached).read_bytes()
-        == student._bytecode[("helper_one.py", files["helper_one.py"])]
+        == isolation._bytecode[("helper_one.py", files["helper_one.py"])]
     )
 
 
@@ -54,11 +54,11 @@ def test_a_changed_helper_is_compiled_afresh_not_taken_from_stale_bytecode(
     tmp_path, fresh_modules, monkeypatch
 ):
     """Bytecode of other text beside a helper (same size, same time) is never used."""
-    monkeypatch.setattr(student, "_bytecode", {})
+    monkeypatch.setattr(isolation, "_bytecode", {})
     old, new = {"helper_two.py": b"VALUE = 'old'\n"}, {"helper_two.py": b"VALUE = 'new'\n"}
-    student.compile_helpers(launcher.helper_modules(old))
-    student.write_files(str(tmp_path), old)
-    stale = student._bytecode[("helper_two.py", old["helper_two.py"])]
+    isolation.compile_helpers(launcher.helper_modules(old))
+    isolation.write_files(str(tmp_path), old)
+    stale = isolation._bytecode[("helper_two.py", old["helper_two.py"])]
     (tmp_path / "helper_two.py").write_bytes(new["helper_two.py"])  # the stale .pyc stays
     cached = importlib.util.cache_from_source(str(tmp_path / "helper_two.py"))
     assert Path(cached).read_bytes() == stale
@@ -68,11 +68,11 @@ def test_a_changed_helper_is_compiled_afresh_not_taken_from_stale_bytecode(
 
 def test_a_helper_that_does_not_compile_is_left_to_python(tmp_path, fresh_modules, monkeypatch):
     """A syntax error gets no bytecode: the student's import fails with Python's own message."""
-    monkeypatch.setattr(student, "_bytecode", {})
+    monkeypatch.setattr(isolation, "_bytecode", {})
     files = {"helper_three.py": b"def broken(:\n"}
-    student.compile_helpers(launcher.helper_modules(files))
-    student.write_files(str(tmp_path), files)
-    assert student._bytecode == {}
+    isolation.compile_helpers(launcher.helper_modules(files))
+    isolation.write_files(str(tmp_path), files)
+    assert isolation._bytecode == {}
     sys.path.insert(0, str(tmp_path))
     with pytest.raises(SyntaxError):
         importlib.import_module("helper_three")
@@ -91,7 +91,7 @@ def test_files_keep_their_bytes_and_subfolders_and_never_leave_the_folder(tmp_pa
         "/etc/escaped.txt": b"no",
     }
     sent = launcher.encode_files(files)
-    student.write_files(str(tmp_path / "lab"), {k: base64.b64decode(v) for k, v in sent.items()})
+    isolation.write_files(str(tmp_path / "lab"), {k: base64.b64decode(v) for k, v in sent.items()})
     assert (tmp_path / "lab" / "jupyter.png").read_bytes() == png
     assert (tmp_path / "lab" / "data" / "scores.csv").read_text().startswith("name,score")
     assert (tmp_path / "lab" / "pkg" / "tools.py").read_bytes() == b"X = 1\n"

@@ -20,8 +20,8 @@ import pytest
 import autograder
 from autograder.pipeline import results
 from autograder.sandbox import Limits, Sandbox, wire
+from autograder.sandbox.isolation import LAB
 from autograder.sandbox.launcher import ZYGOTE
-from autograder.sandbox.student import LAB
 
 from . import hostile
 from .command_line import run_command_line
@@ -376,22 +376,23 @@ def test_the_graders_side_is_not_in_the_students_process(student):
     said = _run(student, "import sys\nprint(sorted(m for m in sys.modules if 'autograder' in m))")
     loaded = ast.literal_eval(said.strip())
     assert "autograder.sandbox.student" in loaded
+    assert "autograder.sandbox.isolation" in loaded
     assert "autograder.sandbox.launcher" not in loaded
 
 
 def test_a_student_process_reads_proc_and_calls_libc_as_the_zygote_prepared():
     """What each child uses while it starts is made once: one C library, its functions
     looked up, and /proc read as Python's own file objects read it."""
-    from autograder.sandbox import student as student_side
+    from autograder.sandbox import isolation
 
-    libc = student_side.c_library()
-    assert student_side.c_library() is libc
-    assert libc.prctl is student_side.c_library().prctl  # looked up once, then kept
+    libc = isolation.c_library()
+    assert isolation.c_library() is libc
+    assert libc.prctl is isolation.c_library().prctl  # looked up once, then kept
     for name in ("status", "mountinfo"):  # their first lines do not change between reads
-        text = student_side._read_proc(name)
+        text = isolation._read_proc(name)
         assert text.splitlines()[0] == Path(f"/proc/self/{name}").read_text().splitlines()[0]
-    assert all(field.isdigit() for field in student_side._read_proc("statm").split())
-    assert "/" in dict(student_side._mounts())
+    assert all(field.isdigit() for field in isolation._read_proc("statm").split())
+    assert "/" in dict(isolation._mounts())
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root's runs drop to another user")

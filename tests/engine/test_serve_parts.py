@@ -281,12 +281,12 @@ def test_stopping_kills_every_worker_even_of_a_pool_still_starting():
     context = multiprocessing.get_context("fork")
     orphan = context.Process(target=_sleep_long)
     orphan.start()
-    service = SimpleNamespace(pool=None)
+    service = SimpleNamespace(workers=None)
     try:
         Service.stop_pool(service)  # type: ignore[arg-type]
         orphan.join(timeout=10)
         assert orphan.exitcode is not None and orphan.exitcode < 0  # killed, not timed out
-        assert service.pool is None
+        assert service.workers is None
     finally:
         if orphan.is_alive():
             orphan.kill()

@@ -5,8 +5,8 @@ from datetime import datetime
 import pytest
 
 from autograder.pipeline import recording
-from autograder.pipeline.results import NOT_FINISHED, Outcome, Store, StoredRows
-from autograder.pipeline.submissions.collect import Submission
+from autograder.pipeline.results import NOT_FINISHED, Outcome, Store, StoredOutcomes
+from autograder.pipeline.submissions.submission import Submission
 
 
 def _row(student: str, points: float, status: str = "ok") -> Outcome:
@@ -22,7 +22,7 @@ def test_stored_rows_read_from_disk_at_each_pass(tmp_path):
     state = Store(tmp_path)
     state.save("bo", "k", _row("bo", 1.0))
     state.save("al", "k", _row("al", 2.0))
-    rows = StoredRows(state, ["bo", "al"])
+    rows = StoredOutcomes(state, ["bo", "al"])
     assert [r.student_id for r in rows] == ["bo", "al"] and len(rows) == 2
     state.save("bo", "k", _row("bo", 0.0))  # changed on disk after the sequence was made
     assert rows[0].points == {"test_a": 0.0} and rows[0].messages == {"test_a": "off by one"}
@@ -31,7 +31,7 @@ def test_stored_rows_read_from_disk_at_each_pass(tmp_path):
 
 def test_a_lost_row_is_a_clear_error(tmp_path):
     """Does a state file gone missing say whose, rather than give a wrong CSV?"""
-    rows = StoredRows(Store(tmp_path), ["cy"])
+    rows = StoredOutcomes(Store(tmp_path), ["cy"])
     with pytest.raises(OSError, match="grading state of cy"):
         list(rows)
 

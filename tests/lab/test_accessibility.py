@@ -84,7 +84,7 @@ def _served_pages(graded_samples, into: Path) -> list[Path]:
     rows = results.read_csv(graded_samples["out"] / "grades.csv")
     top = max(float(r["score"]) for r in rows)
     sid = next(r["student_id"] for r in rows if 0 < float(r["score"]) < top)
-    saved = results.ClassFolder(graded_samples["out"]).state.row(sid)
+    saved = results.ClassFolder(graded_samples["out"]).state.outcome(sid)
     columns = notebook.Columns({n: notebook.read(a.source(n)) for n in a.notebooks})
     hidden = pages.hidden_cells(a)
     executed = {

@@ -7,9 +7,10 @@ Nothing is kept once yielded: a finished submission's executed notebooks and
 feedback page live only until they are recorded, so the main process's memory
 does not grow with the class.
 
-- :class:`LocalPool`: ``jobs`` processes forked from this one, each with its
-  own sandbox (:func:`.worker.start`); a pool whose worker died is started
-  afresh for the submissions not yet graded.
+- :class:`LocalPool`: ``jobs`` processes forked from this one (:class:`Workers`,
+  the pool ``serve`` keeps too), each with its own sandbox
+  (:func:`.worker.start`); a pool whose worker died is started afresh for the
+  submissions not yet graded.
 - :class:`DaskPool`: a running ``distributed`` scheduler's workers (``--scheduler
   tcp://HOST:8786``); each Dask worker process grades in its own sandbox
   exactly as a local worker does (:mod:`.remote`). A submission whose worker
@@ -26,18 +27,20 @@ import time
 from collections.abc import Callable, Generator
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from autograder.pipeline.errors import Status, UserError
 from autograder.pipeline.grading import worker
 from autograder.pipeline.results import Graded
-from autograder.pipeline.submissions.collect import Submission
+from autograder.pipeline.submissions.submission import Submission
 from autograder.sandbox import cpus
 
 _log = logging.getLogger(__name__)
 
 POLL = 0.5  #: seconds between checks for Ctrl-C while waiting for results
 IN_FLIGHT = 4  #: tasks per Dask worker sent ahead
+
+T = TypeVar("T")
 
 
 class Executor(Protocol):
@@ -66,8 +69,75 @@ def grader_error(submission: Submission, error: BaseException | str) -> Graded:
     return worker.failed(submission, Status.GRADER_ERROR, why)
 
 
+class Workers:
+    """``jobs`` worker processes forked from this one, each with its own sandbox
+    (:func:`.worker.start`), kept until :meth:`stop`: the one local pool, that a grading run
+    (:class:`LocalPool`) and the graded-on-submit service (:mod:`autograder.serve`) both use.
+
+    Forked, not spawned: a worker starts with this process's imports (over a
+    second of nbgrader and nbconvert) already done. The caller runs no thread of
+    its own when it forks, and every student process comes from a zygote started
+    afresh, so nothing of the caller's reaches student code.
+    """
+
+    def __init__(self, settings: worker.WorkerSettings, jobs: int) -> None:
+        self.settings, self.jobs = settings, jobs
+        self.pool: ProcessPoolExecutor | None = None
+
+    def start(self, started: Callable[[], object] = lambda: None) -> None:
+        """Fork the workers and wait until one is ready; a
+        :class:`~autograder.pipeline.errors.UserError` when none could start its sandbox.
+        started: called while they start (the caller sets up the gradebook meanwhile)."""
+        context = multiprocessing.get_context("fork")
+        worker.prepare(self.settings)  # the state each worker starts from, built once
+        numbered = (self.settings, cpus.WorkerNumbers(context))
+        # Kept before the workers are waited for: a stop that comes while they start
+        # (Ctrl-C, SIGTERM) stops them too, rather than leaving them for the exit to wait on.
+        self.pool = ProcessPoolExecutor(self.jobs, context, worker.start, numbered)
+        readies = [self.pool.submit(worker.ready) for _ in range(self.jobs)]
+        started()
+        if next(as_completed(readies)).result():  # one could not start: could any?
+            why_not = [f.result() for f in readies]
+            if all(why_not):
+                self.stop()
+                _refuse_without_a_sandbox(why_not)
+
+    def submit(self, sub: Submission, done: Callable[[Future[Graded]], object]) -> Future[Graded]:
+        """Grade ``sub`` on the next free worker; ``done(future)`` is called (on another
+        thread) when it is graded. ``BrokenProcessPool`` when a
+        worker died."""
+        if self.pool is None:
+            raise BrokenProcessPool("the workers are stopped")
+        future = self.pool.submit(worker.grade, sub)
+        future.add_done_callback(done)
+        return future
+
+    def stop(self) -> None:
+        """Stop the workers now, grading nothing more: every worker this process forked is
+        killed, whichever pool it was started for (a worker holds nothing unsaved: only the
+        main process records)."""
+        if self.pool is not None:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+        kill_forked()
+        self.pool = None
+
+    def close(self) -> None:
+        """Let the workers finish and exit (every submission given has been graded)."""
+        if self.pool is not None:
+            self.pool.shutdown(wait=True)
+        self.pool = None
+
+
+def kill_forked() -> None:
+    """Kill every worker process this process forked, whichever pool it was started for (one
+    still starting, or one given up on)."""
+    for child in multiprocessing.active_children():
+        child.kill()
+
+
 class LocalPool:
-    """``jobs`` worker processes forked from this one (see :func:`.worker.start`)."""
+    """``jobs`` local workers (:class:`Workers`), started afresh for the submissions not yet
+    graded when one died, a few times at most."""
 
     def __init__(self, settings: worker.WorkerSettings, jobs: int, attempts: int = 3) -> None:
         self.settings, self.jobs, self.attempts = settings, jobs, attempts
@@ -82,45 +152,31 @@ class LocalPool:
         for _attempt in range(self.attempts):
             if not remaining:
                 break
-            workers = max(1, min(self.jobs, len(remaining)))
-            # Forked, not spawned: a worker starts with this process's imports (over a
-            # second of nbgrader and nbconvert) already done. This process runs no
-            # threads of its own when it forks, and every student process comes from
-            # a zygote started afresh, so nothing of ours reaches student code.
-            context = multiprocessing.get_context("fork")
-            worker.prepare(self.settings)  # the state each worker starts from, built once
+            workers = Workers(self.settings, max(1, min(self.jobs, len(remaining))))
             done: queue.Queue[tuple[Submission, Future[Graded]]] = queue.Queue()
             try:
-                numbered = (self.settings, cpus.WorkerNumbers(context))
-                with ProcessPoolExecutor(workers, context, worker.start, numbered) as pool:
-                    # start the workers now, while the gradebook is set up
-                    readies = [pool.submit(worker.ready) for _ in range(workers)]
-                    started()
-                    first = next(as_completed(readies))
-                    if first.result():  # one could not start: could any?
-                        _refuse_without_a_sandbox([f.result() for f in readies])
-                    for sub in remaining.values():
-                        # A callback, not as_completed(): a finished future (and its
-                        # result) is forgotten as soon as it is recorded.
-                        pool.submit(worker.grade, sub).add_done_callback(_put_in(done, sub))
+                workers.start(started)  # the workers start while the gradebook is set up
+                for sub in remaining.values():
+                    # A callback, not as_completed(): a finished future (and its
+                    # result) is forgotten as soon as it is recorded.
+                    workers.submit(sub, put_in(done, sub))
+                while remaining:
                     try:
-                        while remaining:
-                            try:
-                                sub, future = done.get(timeout=POLL)
-                            except queue.Empty:
-                                idle()
-                                continue
-                            result = _outcome(future, sub)
-                            del future
-                            remaining.pop(sub.student_id)
-                            yield sub, result
-                    except (KeyboardInterrupt, GeneratorExit):
-                        pool.shutdown(wait=False, cancel_futures=True)  # grade nothing more
-                        for child in multiprocessing.active_children():
-                            child.kill()  # a worker holds nothing unsaved: only we record
-                        raise
+                        sub, future = done.get(timeout=POLL)
+                    except queue.Empty:
+                        idle()
+                        continue
+                    result = _outcome(future, sub)
+                    del future
+                    remaining.pop(sub.student_id)
+                    yield sub, result
+                workers.close()
             except BrokenProcessPool:
-                continue  # a worker died: start a fresh pool for those not yet graded
+                workers.stop()
+                continue  # a worker died: start afresh for those not yet graded
+            except BaseException:  # Ctrl-C, the generator closed, a sandbox that cannot start
+                workers.stop()
+                raise
         for sub in list(remaining.values()):  # the pool kept dying: still, everyone gets a row
             yield sub, grader_error(sub, "worker processes kept dying")
 
@@ -135,13 +191,13 @@ def _refuse_without_a_sandbox(why_not: list[str]) -> None:
         )
 
 
-def _put_in(
-    done: queue.Queue[tuple[Submission, Future[Graded]]], sub: Submission
+def put_in(
+    done: queue.Queue[tuple[T, Future[Graded]]], what: T
 ) -> Callable[[Future[Graded]], None]:
-    """A done-callback that hands ``(sub, future)`` to the main thread."""
+    """A done-callback that hands ``(what, future)`` to the main thread's queue ``done``."""
 
     def put(future: Future[Graded]) -> None:
-        done.put((sub, future))
+        done.put((what, future))
 
     return put
 

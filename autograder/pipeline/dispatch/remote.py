@@ -27,7 +27,7 @@ from autograder.pipeline.course.assignment import find_assignment
 from autograder.pipeline.course.gradebook import ensure_gradebook, sources_hash, sqlite_url
 from autograder.pipeline.grading import worker
 from autograder.pipeline.results import Graded
-from autograder.pipeline.submissions.collect import Submission
+from autograder.pipeline.submissions.submission import Submission
 
 _local = threading.local()  # this thread's (sources hash, Worker, scratch folder)
 _all: list[worker.Worker] = []  # every Worker of this process, for stop()

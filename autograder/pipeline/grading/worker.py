@@ -33,7 +33,7 @@ from autograder.pipeline.reports import feedback_page
 from autograder.pipeline.results import rows
 from autograder.pipeline.results.graded import Graded
 from autograder.pipeline.settings import GradingLimits, configured
-from autograder.pipeline.submissions.collect import Submission
+from autograder.pipeline.submissions.submission import Submission
 from autograder.sandbox import Sandbox, StudentGone, cpus, die_with_parent
 from autograder.sandbox import launcher as sandbox_files
 
@@ -245,8 +245,8 @@ class Worker:
         return clean, status, detail
 
     def grade(self, submission: Submission) -> Graded:
-        """Grade one :class:`~.collect.Submission`, its feedback page too unless the run
-        asks for none (:attr:`WorkerSettings.pages`)."""
+        """Grade one :class:`~autograder.pipeline.submissions.submission.Submission`, its
+        feedback page too unless the run asks for none (:attr:`WorkerSettings.pages`)."""
         if self.draws and self.graded >= LEARN_FIGURES_AFTER and not self.closed:
             self.learn_figures()
         result = self._grade(submission)

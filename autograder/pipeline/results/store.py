@@ -3,56 +3,46 @@
 ``DIR/.state/<student>.json`` holds a student's :class:`~.outcome.Outcome`
 (points, status, messages, a TA's comments, the late penalty: what the
 gradebook held when it was last recorded) and the content it was graded from. A rerun
-skips a student whose content is unchanged. The end of a run reads the rows
-back one at a time (:class:`StoredRows`) for the CSV, the summary and the class
-report, so the main process keeps no student's row in memory: a row is about
-6 KB (3 MB for 500 students, 60 MB for 10,000), and kept rows were what made
+skips a student whose content is unchanged. The end of a run reads the outcomes
+back one at a time (:class:`StoredOutcomes`) for the CSV, the summary and the class
+report, so the main process keeps no student's outcome in memory: one is about
+6 KB (3 MB for 500 students, 60 MB for 10,000), and kept outcomes were what made
 its memory grow with the class.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
-import logging
 import shutil
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, overload
 
-from autograder import log
+from autograder.pipeline import locks
 from autograder.pipeline.course.assignment import Assignment
 from autograder.pipeline.files import write_atomic
 from autograder.pipeline.results.outcome import Outcome
 
-_log = logging.getLogger(__name__)
-
 
 @contextlib.contextmanager
 def exclusive(path: Path, what: str, wait: bool = True) -> Iterator[None]:
-    """Hold a lock on ``path`` for the block; a second run waits for it, and says so.
+    """Hold a class folder's lock (``path``) for the block; a second run waits for it, and
+    says so. what: the folder, as the waiting run names it.
 
-    wait: False raises :class:`BlockingIOError` at once instead of waiting.
+    wait: False raises :class:`~autograder.pipeline.locks.Busy` at once instead of waiting.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            if not wait:
-                raise
-            _log.info(f"waiting for another grading run on {what} to finish", extra=log.TO_STDERR)
-            fcntl.flock(handle, fcntl.LOCK_EX)
+    waiting = f"waiting for another grading run on {what} to finish ({{who}})"
+    with locks.held(path, "a grading run", wait, waiting):
         yield
 
 
-NOT_FINISHED = ""  #: the content key of a row a rerun must grade again (a grader error)
+NOT_FINISHED = ""  #: the rerun key of an outcome a rerun must grade again (a grader error)
 
 
 def rerun_key(sha256: str, settings: str) -> str:
-    """What a student's row was graded from: their files' content and the run's settings.
+    """What a student's outcome was graded from: their files' content and the run's settings.
 
     A rerun skips the student only when both are unchanged.
     """
@@ -163,7 +153,7 @@ class ClassFolder:
         return sorted(gone)
 
 
-#: the field of a saved row that holds its rerun key: named "sha256" in every file written so
+#: the field of a saved outcome that holds its rerun key: named "sha256" in every file written so
 #: far, so it keeps that name (a rerun key begins with the submission's sha256)
 KEY_FIELD = "sha256"
 #: in the course folder: what the gradebook last recorded of each student, per assignment
@@ -196,13 +186,13 @@ class Store:
         return saved if isinstance(saved, dict) else None
 
     def key(self, student_id: str) -> str | None:
-        """The rerun key ``student_id``'s row was saved with (:func:`rerun_key`, or
+        """The rerun key ``student_id``'s outcome was saved with (:func:`rerun_key`, or
         :data:`~autograder.pipeline.results.store.NOT_FINISHED`), or None."""
         key = (self.load(student_id) or {}).get(KEY_FIELD)
         return key if isinstance(key, str) else None
 
-    def row(self, student_id: str) -> Outcome | None:
-        """The row saved for ``student_id``, or None."""
+    def outcome(self, student_id: str) -> Outcome | None:
+        """The outcome saved for ``student_id``, or None."""
         saved = self.load(student_id)
         try:
             return Outcome(**saved["row"]) if saved else None
@@ -215,22 +205,22 @@ class Store:
             return []
         return sorted(p.name.removesuffix(".json") for p in self.folder.glob("*.json"))
 
-    def save(self, student_id: str, key: str, row: Outcome) -> None:
-        """Keep a student's row.
+    def save(self, student_id: str, key: str, outcome: Outcome) -> None:
+        """Keep a student's outcome.
 
         key: the rerun key it was graded from (:func:`rerun_key`;
-        :data:`~autograder.pipeline.results.store.NOT_FINISHED` for a row a rerun must not skip).
+        :data:`~autograder.pipeline.results.store.NOT_FINISHED` for one a rerun must not skip).
         """
         write_atomic(
             self.folder / f"{student_id}.json",
-            json.dumps({KEY_FIELD: key, "row": row.as_dict()}, sort_keys=True),
+            json.dumps({KEY_FIELD: key, "row": outcome.as_dict()}, sort_keys=True),
         )
 
 
-class StoredRows(Sequence[Outcome]):
-    """The rows of ``student_ids``, in that order, read from ``state`` when asked for.
+class StoredOutcomes(Sequence[Outcome]):
+    """The outcomes of ``student_ids``, in that order, read from ``state`` when asked for.
 
-    Only the ids live in memory; each pass over the rows reads them from disk
+    Only the ids live in memory; each pass over them reads them from disk
     one at a time.
     """
 
@@ -256,7 +246,7 @@ class StoredRows(Sequence[Outcome]):
             yield self._load(student_id)
 
     def _load(self, student_id: str) -> Outcome:
-        row = self.state.row(student_id)
-        if row is None:
+        outcome = self.state.outcome(student_id)
+        if outcome is None:
             raise OSError(f"the grading state of {student_id} in {self.state.folder} is gone")
-        return row
+        return outcome

@@ -15,7 +15,7 @@ from datetime import datetime
 
 from autograder.pipeline.lms.hand_in import HandIns
 from autograder.pipeline.results import Store
-from autograder.pipeline.submissions.collect import Submission
+from autograder.pipeline.submissions.submission import Submission
 
 MAX_NAMED = 12  #: students named in the one line; the rest are counted
 
