@@ -6,10 +6,14 @@ PY     := $(VENV)/bin/python
 # outside every home folder (pyenv, conda and uv keep theirs in the instructor's home).
 HUB_ENV    ?= /opt/tiny-gpt-08/hub-env
 HUB_PYTHON ?= /usr/bin/python3
+# ngshare's environment (HUB_EXCHANGE=ngshare): the exchange service, apart from the hub's
+NGSHARE_ENV ?= /opt/tiny-gpt-08/ngshare-env
+# nbgrader's exchange plugin for ngshare, in the course's and the users' environments
+NGSHARE_EXCHANGE := ngshare-exchange==0.5.3
 # make test's pytest-xdist workers (conftest.py says which tests share one); 0: one process
 WORKERS    ?= 2
 
-.PHONY: help setup grade hub hub-env test test-fast lint docs generate golden format bench bench-scale constraints clean
+.PHONY: help setup grade hub hub-env ngshare-env test test-fast lint docs generate golden format bench bench-scale constraints clean
 
 ## List the commands.
 help:
@@ -22,13 +26,17 @@ setup: $(VENV)/.installed
 	@# grader, each sandbox's zygote) would compile it afresh, about 0.1 s each.
 	@$(PY) -m compileall -q autograder course_config.py > /dev/null
 
-$(VENV)/.installed: pyproject.toml constraints.txt
+$(VENV)/.installed: pyproject.toml constraints.txt Makefile
 	@echo "setting up $(VENV) (pip's own words go to $(VENV)/setup.log)"
 	@$(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install --quiet --upgrade pip > $(VENV)/setup.log 2>&1 \
 		|| { cat $(VENV)/setup.log; exit 1; }
 	@$(PY) -m pip install --quiet --constraint constraints.txt --editable '.[test]' \
 		>> $(VENV)/setup.log 2>&1 || { cat $(VENV)/setup.log; exit 1; }
+	@# ngshare's plugin for nbgrader (HUB_EXCHANGE=ngshare): without its dependencies, whose
+	@# pin (jupyter_core<4.11.2) nbgrader 0.9 cannot have; it works with the ones installed.
+	@$(PY) -m pip install --quiet --no-deps $(NGSHARE_EXCHANGE) >> $(VENV)/setup.log 2>&1 \
+		|| { cat $(VENV)/setup.log; exit 1; }
 	@# The grader sandboxes student code with bubblewrap; the tests look at pages in
 	@# Chromium. Install what is missing where we can (as root, with apt).
 	@missing=""; command -v bwrap >/dev/null 2>&1 || missing="bubblewrap"; \
@@ -60,8 +68,22 @@ $(HUB_ENV)/.installed: hub/users.txt hub/constraints.txt hub/student/nbgrader_co
 		&& $(HUB_ENV)/bin/python -m pip install --quiet --upgrade pip > $(HUB_ENV)/setup.log 2>&1 \
 		&& $(HUB_ENV)/bin/python -m pip install --quiet --requirement hub/users.txt \
 			--constraint hub/constraints.txt >> $(HUB_ENV)/setup.log 2>&1 \
+		&& $(HUB_ENV)/bin/python -m pip install --quiet --no-deps $(NGSHARE_EXCHANGE) \
+			>> $(HUB_ENV)/setup.log 2>&1 \
 		&& install -m 644 -D hub/student/nbgrader_config.py $(HUB_ENV)/etc/jupyter/nbgrader_config.py \
 		|| { cat $(HUB_ENV)/setup.log; exit 1; }
+	@touch $@
+
+## Build ngshare's own environment $(NGSHARE_ENV) from $(HUB_PYTHON): the exchange service of HUB_EXCHANGE=ngshare.
+ngshare-env: $(NGSHARE_ENV)/.installed
+
+$(NGSHARE_ENV)/.installed: hub/ngshare/requirements.txt hub/ngshare/constraints.txt
+	@echo "building ngshare's environment $(NGSHARE_ENV) from $(HUB_PYTHON) (pip's words go to $(NGSHARE_ENV)/setup.log)"
+	@umask 022 && mkdir -p $(NGSHARE_ENV) && $(HUB_PYTHON) -m venv $(NGSHARE_ENV) \
+		&& $(NGSHARE_ENV)/bin/python -m pip install --quiet --upgrade pip > $(NGSHARE_ENV)/setup.log 2>&1 \
+		&& $(NGSHARE_ENV)/bin/python -m pip install --quiet --requirement hub/ngshare/requirements.txt \
+			--constraint hub/ngshare/constraints.txt >> $(NGSHARE_ENV)/setup.log 2>&1 \
+		|| { cat $(NGSHARE_ENV)/setup.log; exit 1; }
 	@touch $@
 
 ## Grade the bundled sample class and print the results (a dry run into samples/graded/).
@@ -125,6 +147,11 @@ constraints: setup
 	constraints.env/bin/python -m pip install --quiet --requirement hub/users.txt
 	{ grep '^#' hub/constraints.txt; constraints.env/bin/python -m pip freeze; } > constraints.tmp
 	mv constraints.tmp hub/constraints.txt && rm -rf constraints.env
+	rm -rf constraints.env && $(HUB_PYTHON) -m venv constraints.env
+	constraints.env/bin/python -m pip install --quiet --upgrade pip
+	constraints.env/bin/python -m pip install --quiet --requirement hub/ngshare/requirements.txt
+	{ grep '^#' hub/ngshare/constraints.txt; constraints.env/bin/python -m pip freeze; } > constraints.tmp
+	mv constraints.tmp hub/ngshare/constraints.txt && rm -rf constraints.env
 
 ## Remove the environment and samples/graded/ (never the gradebook, grades/ or students' work).
 clean:

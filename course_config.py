@@ -19,6 +19,18 @@ c.Exchange.root = os.environ.get("NBGRADER_EXCHANGE") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "exchange"
 )
 
+# Or, on a hub whose students share no filesystem, ngshare's service is the exchange
+# (docs/graded-on-submit.md): NBGRADER_NGSHARE_URL names it, for the instructor's nbgrader
+# commands (its plugin) and for the course's service alike. Its plugin reads the user's
+# name when imported: JUPYTERHUB_USER, else USER.
+if os.environ.get("NBGRADER_NGSHARE_URL"):
+    from ngshare_exchange import configureExchange
+
+    os.environ.setdefault("USER", os.environ.get("JUPYTERHUB_USER") or "instructor")
+    configureExchange(c, os.environ["NBGRADER_NGSHARE_URL"])
+    c.Serve.ngshare_url = os.environ["NBGRADER_NGSHARE_URL"]
+    c.Serve.ngshare_instructors = [os.environ.get("HUB_INSTRUCTOR") or "instructor"]
+
 c.CourseDirectory.course_id = "tiny-gpt-08"
 c.CourseDirectory.source_directory = "source"
 c.CourseDirectory.release_directory = "release"

@@ -311,6 +311,7 @@ WRITES_NO_RESULT = {
     "autograder.tools.gradescope.run": "results.json from a run's outcome, in Gradescope's folder",
     "autograder.pipeline.lms.grades": "the LMS's files, filled from the gradebook",
     "autograder.serve.inbound": "a hand-in's own files, copied from the exchange to be graded",
+    "autograder.serve.ngshare": "a hand-in's own files, downloaded from ngshare to be graded",
     "autograder.pipeline.course.gradebook": "the stamp of the source the gradebook recorded",
     "autograder.pipeline.course.records": "a TA's records (extensions, removals) beside the course",
     "autograder.pipeline.course.extensions": "the extensions file, as agreed with nbgrader",

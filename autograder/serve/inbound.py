@@ -330,12 +330,16 @@ def owner_refusal(hand_in: HandIn, students: set[str]) -> str | None:
     return None
 
 
-def stage(hand_in: HandIn, into: Path, assignment: Assignment) -> Submission | None:
+def stage(
+    hand_in: HandIn, into: Path, assignment: Assignment, complete: bool = True
+) -> Submission | None:
     """Copy the hand-in's regular files to ``into/<student>/<assignment>/`` and read them as the
     batch grader reads nbgrader's layout; None if the folder is gone.
 
     into: a folder of this hand-in's own (emptied first), kept until it is recorded:
-    the submission's files are read from there.
+    the submission's files are read from there. complete: take the hand-in's time
+    from its folder's change times (:func:`completed`); False keeps ``handed_in``
+    (an exchange service's record of it, the folder only a copy).
 
     What a student should know of their files (a link left behind, another
     notebook not graded, too many files) is added to the submission's notes,
@@ -349,7 +353,7 @@ def stage(hand_in: HandIn, into: Path, assignment: Assignment) -> Submission | N
         return None
     # One hand-in time for choosing, lateness and nbgrader's files alike: when its content
     # was complete, looked at after the copy (a change made while it was read is counted).
-    hand_in = completed(hand_in)
+    hand_in = completed(hand_in) if complete else hand_in
     (target / "timestamp.txt").write_text(f"{hand_in.handed_in:%Y-%m-%d %H:%M:%S.%f} UTC")
     if hand_in.claimed is not None:
         notes.append(

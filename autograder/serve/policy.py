@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from zoneinfo import ZoneInfo
 
-from traitlets import Enum, Integer, TraitError
+from traitlets import Enum, Integer, List, TraitError, Unicode
 from traitlets.config import Configurable
 
 from autograder.pipeline.course.assignment import Assignment
@@ -75,6 +75,19 @@ class Serve(Configurable):
         help="What a page `serve` returns before the due date shows: the score and the "
         "visible tests' messages (visible), the hidden tests' too after the due date; or "
         "everything at once (all).",
+    ).tag(config=True)
+    ngshare_url = Unicode(
+        "",
+        help="The exchange is ngshare's service at this address (a hub whose students "
+        "share no filesystem: docs/graded-on-submit.md), not nbgrader's exchange folder. "
+        "The service speaks to it with its own hub token ($JUPYTERHUB_API_TOKEN), as one "
+        "of ngshare's admins.",
+    ).tag(config=True)
+    ngshare_instructors = List(
+        Unicode(),
+        help="With c.Serve.ngshare_url: the hub users the service makes the course's "
+        "instructors in ngshare (they release, collect, see every hand-in); every other "
+        "student of the course is enrolled as they become known.",
     ).tag(config=True)
 
 

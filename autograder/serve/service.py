@@ -73,9 +73,10 @@ from autograder.pipeline.results import ClassFolder, Graded, handed_back
 from autograder.pipeline.settings import GradingLimits, class_folder
 from autograder.pipeline.submissions.submission import Submission
 from autograder.sandbox.clean_up import remove_tree
-from autograder.serve import inbound, pages, roster
+from autograder.serve import inbound, ngshare, pages, roster
+from autograder.serve.inbox import FolderInbox, Inbox
 from autograder.serve.journal import GRADED, KEPT, REFUSED, SUPERSEDED, WAITING, Journal
-from autograder.serve.policy import Attempt, Policy, utc_now
+from autograder.serve.policy import Attempt, Policy, serve_settings, utc_now
 
 _log = logging.getLogger(__name__)
 
@@ -144,8 +145,17 @@ def serve(
         )
     with only_service(chosen.root):
         service = Service(chosen, limits, jobs, ClassFolder(class_folder(chosen, out)))
-        service.exchange, service.course_id = Path(exchange), str(course_id)
+        service.inbox = inbox_of(chosen, Path(exchange), str(course_id))
         return service.run(once)
+
+
+def inbox_of(assignment: Assignment, exchange: Path, course_id: str) -> Inbox:
+    """The course's exchange: ngshare's service where ``c.Serve.ngshare_url`` names one
+    (:mod:`~autograder.serve.ngshare`), else nbgrader's exchange folder ``exchange``."""
+    settings = serve_settings(assignment)
+    if settings.ngshare_url:
+        return ngshare.NgshareInbox.for_course(settings, course_id, assignment.id)
+    return FolderInbox(exchange, course_id, assignment.id)
 
 
 @contextlib.contextmanager
@@ -164,8 +174,7 @@ def only_service(root: Path) -> Iterator[None]:
 class Service:
     """One course's graded-on-submit service (see the module's docstring)."""
 
-    exchange: Path
-    course_id: str
+    inbox: Inbox
 
     def __init__(
         self, assignment: Assignment, limits: GradingLimits, jobs: int, out: ClassFolder
@@ -186,7 +195,6 @@ class Service:
         self.tries: dict[str, int] = {}  # hand-in key: times the grader failed on it
         self.workers: pools.Workers | None = None
         self.known: set[str] = set()  # hand-in keys the journal holds
-        self.watcher: inbound.Watcher | None = None
         self.students: set[str] = set()  # the ids the course knows (roster.Roster.known)
         self.ignored: set[str] = set()  # hand-in keys of ids the course does not know
         self.passed_over: set[str] = set()  # those the log has named
@@ -258,7 +266,7 @@ class Service:
         previous = signal.signal(signal.SIGTERM, _interrupt)
         try:
             self.setup()
-            inbox = inbound.inbound_folder(self.exchange, self.course_id)
+            inbox = self.inbox.where
             _log.info(
                 f"serving {self.assignment.id}: grading each hand-in in {inbox} as it "
                 f"arrives, {self.jobs} at a time; {self.policy.allowance()}, the "
@@ -317,6 +325,7 @@ class Service:
         known = self.roster.known(self.removed | set(self.out.state.student_ids()))
         if known != self.students:  # a student added: their hand-ins are looked at again
             self.students, self.ignored = known, set()
+        self.inbox.enrol(self.students)
 
     def due_for(self, student: str) -> datetime | None:
         """The student's due date: the assignment's, moved by their extension."""
@@ -336,10 +345,8 @@ class Service:
         """
         if not self.known:
             self.known = self.journal.known()
-        if self.watcher is None:
-            self.watcher = inbound.Watcher(self.exchange, self.course_id, self.assignment.id)
         waiting: dict[str, int] | None = None  # each student's hand-ins waiting, when needed
-        for hand_in in self.watcher.new():
+        for hand_in in self.inbox.new():
             if hand_in.key in self.known or hand_in.key in self.ignored:
                 continue
             if not self.knows(hand_in.student_id):  # a made-up id: not even a row
@@ -363,27 +370,24 @@ class Service:
         busy |= {flight.hand_in.student_id for flight, _ in self.results}  # to be recorded
         for entry in self.journal.waiting():
             hand_in = self.hand_in(entry.key, entry.student, entry.handed_in)
-            if not os.path.lexists(hand_in.folder):
+            if self.inbox.gone(hand_in):
                 self.journal.finish(entry.key, REFUSED, note="its folder was removed unfinished")
                 continue
-            if not inbound.whole(hand_in, now):
+            if not self.inbox.whole(hand_in, now):
                 if (utc_now() - entry.seen).total_seconds() > ABANDONED:
                     self.journal.finish(entry.key, REFUSED, note="never finished")
                 continue
             if entry.student in busy:
                 continue
-            secret = hand_in.secret
+            secret = self.inbox.secret(hand_in)
             if secret is not None:
                 self.journal.remember_secret(entry.key, *secret)
             busy.add(entry.student)
             self.queue.append(entry.student)
 
     def hand_in(self, key: str, student: str, handed_in: datetime) -> inbound.HandIn:
-        """The hand-in ``key`` in the inbound folder."""
-        folder = inbound.inbound_folder(self.exchange, self.course_id) / key
-        named = inbound.named_time(key)
-        off = named is not None and abs((handed_in - named).total_seconds()) > inbound.SKEW
-        return inbound.HandIn(key, student, handed_in, folder, named if off else None)
+        """The hand-in ``key`` in the exchange."""
+        return self.inbox.hand_in(key, student, handed_in)
 
     def dispatch(self) -> None:
         """Give free workers the next students' newest hand-ins (see the module's docstring)."""
@@ -396,7 +400,9 @@ class Service:
             ]
             # Each hand-in's time is when the kernel says its content was complete: a
             # folder made early and filled late, or named for another day, counts as filled.
-            ready = [inbound.completed(h) for h in waiting if inbound.whole(h) and self.theirs(h)]
+            ready = [
+                self.inbox.completed(h) for h in waiting if self.inbox.whole(h) and self.theirs(h)
+            ]
             ready.sort(key=lambda h: (h.handed_in, h.key))
             if not ready:
                 continue
@@ -409,7 +415,7 @@ class Service:
                 self.supersede(older, newest)
             staged = self.scratch / "staged" / hashlib.sha256(newest.key.encode()).hexdigest()[:16]
             try:
-                submission = inbound.stage(newest, staged, self.assignment)
+                submission = self.inbox.stage(newest, staged, self.assignment)
             except OSError as error:  # unreadable to the instructor: nothing to grade
                 _log.warning(f"warning: {_shown(newest.key)} cannot be read: {error}")
                 submission = None
@@ -439,7 +445,7 @@ class Service:
         (:func:`~autograder.serve.inbound.owner_refusal`); with ``c.CollectApp.check_owner``
         off, only an id the course does not know."""
         if self.check_owner:
-            return inbound.owner_refusal(hand_in, self.students)
+            return self.inbox.refusal(hand_in, self.students)
         return None if self.knows(hand_in.student_id) else UNKNOWN
 
     def knows(self, student_id: str) -> bool:
@@ -686,16 +692,18 @@ class Service:
         No page when it has none (nbgrader older than 0.8 handed it in: nothing can
         name its page), or when another student's hand-in held that secret first (it
         was read from their home folder): the page would replace theirs."""
-        read = hand_in.secret
-        if read is not None:
-            self.journal.remember_secret(hand_in.key, *read)
-        secret = self.journal.secret_of(hand_in.key)
-        if secret is None:
-            why = "no submission_secret.txt" if read is None else "another student's secret"
-            _log.warning(f"warning: {_shown(hand_in.key)} has {why}: no page returned")
-            return
-        stems = inbound.page_stems(hand_in, self.assignment)
-        handed_back.release_to_exchange(self.exchange, self.course_id, secret, stems, page)
+        secret = ""
+        if self.inbox.signed:
+            read = self.inbox.secret(hand_in)
+            if read is not None:
+                self.journal.remember_secret(hand_in.key, *read)
+            known = self.journal.secret_of(hand_in.key)
+            if known is None:
+                why = "no submission_secret.txt" if read is None else "another student's secret"
+                _log.warning(f"warning: {_shown(hand_in.key)} has {why}: no page returned")
+                return
+            secret = known
+        self.inbox.release(hand_in, self.assignment, page, secret)
         self.journal.released(hand_in.key)
 
     def supersede(self, older: inbound.HandIn, newer: inbound.HandIn) -> None:
