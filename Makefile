@@ -55,9 +55,9 @@ $(VENV)/.installed: pyproject.toml constraints.txt Makefile
 		>> ../setup.log 2>&1 || { cat ../setup.log; exit 1; }
 	@touch $@
 
-## Start the course's JupyterHub on 127.0.0.1:8000, as root (students log in as Linux users).
-hub: setup hub-env
-	HUB_ENV=$(HUB_ENV) $(VENV)/bin/jupyterhub -f hub/jupyterhub_config.py
+## Start the course's JupyterHub on 127.0.0.1:8000, as root (students log in as Linux users; HUB_EXCHANGE=ngshare: as on Zero to JupyterHub).
+hub: setup hub-env $(if $(filter ngshare,$(HUB_EXCHANGE)),ngshare-env)
+	HUB_ENV=$(HUB_ENV) NGSHARE_ENV=$(NGSHARE_ENV) $(VENV)/bin/jupyterhub -f hub/jupyterhub_config.py
 
 ## Build the users' environment $(HUB_ENV) from $(HUB_PYTHON): what students' servers run.
 hub-env: $(HUB_ENV)/.installed

@@ -37,6 +37,8 @@ ONE_WORKER = {
     "stock_graded": "stock-live",  # stock nbgrader live, about 20 s
     "regenerated": "regenerated",  # release/, solutions/ and samples/ generated afresh
     "shared_machine": "exchange-users",  # test_exchange and test_hub add the same users
+    # ngshare's environment (15 s), and the users' environment its hub shares with test_hub
+    "ngshare_env": "exchange-users",
 }
 #: Work units of minutes, handed out first, longest first: no worker is left with one at the end.
 FIRST = (

@@ -14,12 +14,8 @@ c = get_config()  # noqa: F821 -- provided by traitlets when it loads the file
 # hub reads it from here and hands it to every student's server. By default it is
 # in the course folder, so formgrader finds it wherever the course is cloned; on a
 # shared machine or a hub, where the course folder is the instructor's alone, set
-# NBGRADER_EXCHANGE to a folder students can reach (docs/instructors.md).
-c.Exchange.root = os.environ.get("NBGRADER_EXCHANGE") or os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), "exchange"
-)
-
-# Or, on a hub whose students share no filesystem, ngshare's service is the exchange
+# NBGRADER_EXCHANGE to a folder students can reach (docs/instructors.md). Or, on a hub
+# whose students share no filesystem, ngshare's service is the exchange and no folder is
 # (docs/graded-on-submit.md): NBGRADER_NGSHARE_URL names it, for the instructor's nbgrader
 # commands (its plugin) and for the course's service alike. Its plugin reads the user's
 # name when imported: JUPYTERHUB_USER, else USER.
@@ -30,6 +26,10 @@ if os.environ.get("NBGRADER_NGSHARE_URL"):
     configureExchange(c, os.environ["NBGRADER_NGSHARE_URL"])
     c.Serve.ngshare_url = os.environ["NBGRADER_NGSHARE_URL"]
     c.Serve.ngshare_instructors = [os.environ.get("HUB_INSTRUCTOR") or "instructor"]
+else:
+    c.Exchange.root = os.environ.get("NBGRADER_EXCHANGE") or os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "exchange"
+    )
 
 c.CourseDirectory.course_id = "tiny-gpt-08"
 c.CourseDirectory.source_directory = "source"

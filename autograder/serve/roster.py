@@ -28,7 +28,7 @@ from autograder.pipeline.course.students import plain_id
 
 _log = logging.getLogger(__name__)
 
-HUB_EVERY = 30.0  #: seconds between asking the hub for its users
+HUB_EVERY = 10.0  #: seconds between asking the hub for its users (a new one is enrolled then)
 HUB_TIMEOUT = 5.0  #: seconds one request to the hub may take
 HUB_PAGE = 200  #: users asked for per request (JupyterHub's largest page by default)
 MAX_HUB_BYTES = 16 * 2**20  #: bytes of one answer read, at most

@@ -12,4 +12,9 @@ import os
 
 c = get_config()  # noqa: F821 -- provided by traitlets when it loads the file
 c.CourseDirectory.course_id = os.environ["NBGRADER_COURSE_ID"]
-c.Exchange.root = os.environ["NBGRADER_EXCHANGE"]
+if os.environ.get("NBGRADER_NGSHARE_URL"):  # HUB_EXCHANGE=ngshare: no exchange folder
+    from ngshare_exchange import configureExchange
+
+    configureExchange(c, os.environ["NBGRADER_NGSHARE_URL"])
+else:
+    c.Exchange.root = os.environ["NBGRADER_EXCHANGE"]

@@ -55,12 +55,6 @@ c.CourseDirectory.course_id = {course!r}
 """
 
 
-@pytest.fixture(scope="session")
-def ngshare_env(tmp_path_factory):
-    """ngshare's own environment, built once (``make ngshare-env``)."""
-    return ngshare_hub.build_env(tmp_path_factory.mktemp("ngshare") / "env")
-
-
 @pytest.fixture
 def ngshare(ngshare_env, tmp_path):
     """``url``: ngshare running behind a stand-in hub; the service among its admins."""

@@ -119,11 +119,16 @@ def hub(shared_machine, users_env, tmp_path):  # noqa: F811 (the fixtures import
     try:
         yield url, passwords, course_dir, exchange
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
+        _stop(process)
+
+
+def _stop(hub: subprocess.Popen) -> None:
+    """Stop the hub as Ctrl-C would (its services and servers with it); kill it if it hangs."""
+    os.killpg(hub.pid, signal.SIGTERM)
+    try:
+        hub.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(hub.pid, signal.SIGKILL)
 
 
 def _log_in(tab: browser.Tab, url: str, user: str, password: str) -> None:

@@ -99,7 +99,7 @@ class Workers:
         if next(as_completed(readies)).result():  # one could not start: could any?
             why_not = [f.result() for f in readies]
             if all(why_not):
-                self.stop()
+                self.close()  # idle workers: let them exit, and the pool's thread with them
                 _refuse_without_a_sandbox(why_not)
 
     def submit(self, sub: Submission, done: Callable[[Future[Graded]], object]) -> Future[Graded]:
@@ -122,9 +122,9 @@ class Workers:
         self.pool = None
 
     def close(self) -> None:
-        """Let the workers finish and exit (every submission given has been graded)."""
+        """Let the workers finish what they grade and exit; what is not started is not."""
         if self.pool is not None:
-            self.pool.shutdown(wait=True)
+            self.pool.shutdown(wait=True, cancel_futures=True)
         self.pool = None
 
 
@@ -172,10 +172,13 @@ class LocalPool:
                     yield sub, result
                 workers.close()
             except BrokenProcessPool:
-                workers.stop()
+                workers.close()
                 continue  # a worker died: start afresh for those not yet graded
-            except BaseException:  # Ctrl-C, the generator closed, a sandbox that cannot start
-                workers.stop()
+            except (KeyboardInterrupt, GeneratorExit):  # Ctrl-C, or the caller stopped asking
+                workers.stop()  # grade nothing more: a worker holds nothing unsaved
+                raise
+            except BaseException:
+                workers.close()
                 raise
         for sub in list(remaining.values()):  # the pool kept dying: still, everyone gets a row
             yield sub, grader_error(sub, "worker processes kept dying")
