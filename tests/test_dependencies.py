@@ -31,33 +31,31 @@ def _declared() -> tuple[set[str], set[str]]:
     return needed, extras - needed
 
 
+@functools.cache
 def _imports() -> dict[str, tuple[str, bool]]:
     """``{top-level module: (a file importing it, imported at module level)}`` for every
-    module autograder/ imports from outside the standard library and itself."""
+    module autograder/ imports from outside the standard library and itself (read once:
+    the tests below only look)."""
     found: dict[str, tuple[str, bool]] = {}
-    for path in sorted((ROOT / "autograder").rglob("*.py")):
-        tree = ast.parse(path.read_text())
-        top = {id(n) for statement in tree.body for n in ast.walk(statement)}
-        functions = {
-            id(n)
-            for f in ast.walk(tree)
-            if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-            for n in ast.walk(f)
-        }
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names = [node.module]
-            else:
-                continue
-            for name in names:
-                module = name.split(".")[0]
-                if module in sys.stdlib_module_names or module == "autograder":
-                    continue
-                eager = id(node) in top and id(node) not in functions
+
+    def visit(node: ast.AST, where: str, in_function: bool) -> None:
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        else:
+            names = []
+        for name in names:
+            module = name.split(".")[0]
+            if module not in sys.stdlib_module_names and module != "autograder":
                 _, before = found.get(module, ("", False))
-                found[module] = (str(path.relative_to(ROOT)), before or eager)
+                found[module] = (where, before or not in_function)
+        inside = in_function or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        for child in ast.iter_child_nodes(node):
+            visit(child, where, inside)
+
+    for path in sorted((ROOT / "autograder").rglob("*.py")):
+        visit(ast.parse(path.read_text()), str(path.relative_to(ROOT)), False)
     return found
 
 

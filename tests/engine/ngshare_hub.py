@@ -56,7 +56,7 @@ class StandInHub:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", free_port()), Answer)
         self.url = f"http://127.0.0.1:{self.server.server_port}/hub/api"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
 
     def close(self) -> None:
         self.server.shutdown()

@@ -40,7 +40,8 @@ class Hub(BaseHTTPRequestHandler):
 @pytest.fixture
 def hub():
     server = ThreadingHTTPServer(("127.0.0.1", 0), Hub)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # a short poll: shutdown() waits for the server's next look (0.5 s by default)
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     Hub.asked, Hub.paginated = [], False
     yield f"http://127.0.0.1:{server.server_port}/hub/api"
