@@ -48,6 +48,8 @@ TIMEOUT = 30.0  #: seconds one request to ngshare may take
 LIST_EVERY = 1.0  #: seconds between two lists of the assignment's hand-ins, at least
 NO_FOLDER = Path("/nonexistent/ngshare")  #: a hand-in in ngshare has no folder of its own
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f"  #: ngshare's, without the zone: times are UTC
+#: bytes of one answer of ngshare's read, at most: a hand-in's whole bound, in base64 and JSON
+MAX_ANSWER = 2 * inbound.MAX_BYTES
 
 
 class NgshareError(Exception):
@@ -75,11 +77,13 @@ class Ngshare:
         request.add_header("Authorization", f"token {self.token}")
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                body = response.read()
+                body = response.read(MAX_ANSWER + 1)
         except urllib.error.HTTPError as error:
-            body = error.read()
+            body = error.read(MAX_ANSWER + 1)
         except (OSError, ValueError) as error:
             raise NgshareError(f"ngshare at {self.url} cannot be reached: {error}") from None
+        if len(body) > MAX_ANSWER:  # a hand-in larger than any kept: not read whole
+            raise NgshareError(f"ngshare: {method} {where}: an answer over {MAX_ANSWER:,} bytes")
         try:
             answer = json.loads(body)
         except ValueError:
@@ -266,16 +270,20 @@ def _time(when: str) -> datetime | None:
 
 def _write_files(files: list[tuple[str, bytes]], into: Path) -> list[str]:
     """Write a hand-in's ``files`` into ``into`` within a folder's bounds (:mod:`.inbound`):
-    a path that would leave it, too deep, too many files or too large a file is left out;
-    what was, for the student's page."""
+    a path that would leave it, too deep, too many files, too large a file or more bytes
+    than a hand-in may hold in all is left out; what was, for the student's page."""
     left: list[str] = []
-    written = 0
+    written = total = 0
     for name, data in files:
         parts = [p for p in name.split("/") if p not in ("", ".")]
         if not parts or ".." in parts or name.startswith("/") or len(parts) > inbound.MAX_DEPTH:
             left.append(f"{name!r} (not a path inside the hand-in)")
             continue
-        if written >= inbound.MAX_FILES or len(data) > MAX_FILE:
+        if (
+            written >= inbound.MAX_FILES
+            or len(data) > MAX_FILE
+            or total + len(data) > inbound.MAX_BYTES
+        ):
             left.append(f"{'/'.join(parts)} (too many files, or too large)")
             continue
         path = into.joinpath(*parts)
@@ -286,6 +294,7 @@ def _write_files(files: list[tuple[str, bytes]], into: Path) -> list[str]:
             left.append(f"{'/'.join(parts)} (it could not be kept)")
             continue
         written += 1
+        total += len(data)
     if not left:
         return []
     shown = ", ".join(left[:5]) + (f" and {len(left) - 5} more" if len(left) > 5 else "")

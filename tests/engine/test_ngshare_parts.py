@@ -7,6 +7,8 @@ keeps to (:mod:`autograder.serve.inbound`), and what was left out is said.
 
 from datetime import datetime
 
+import pytest
+
 from autograder.pipeline.submissions.submission import MAX_FILE
 from autograder.serve import inbound, ngshare
 
@@ -61,3 +63,39 @@ def test_an_unreachable_ngshare_is_said_once_and_lists_nothing(caplog):
     assert list(box.new()) == []
     said = [r for r in caplog.records if "cannot be reached" in r.getMessage()]
     assert len(said) == 1
+
+
+def test_a_hand_in_keeps_to_its_bound_in_all(tmp_path, monkeypatch):
+    """Files each small enough, but more bytes in all than a hand-in holds: the rest is left
+    out, as from a folder."""
+    monkeypatch.setattr(inbound, "MAX_BYTES", 25)
+    notes = ngshare._write_files([(f"f{i}.txt", b"x" * 10) for i in range(4)], tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f0.txt", "f1.txt"]
+    assert "f2.txt" in notes[0] and "f3.txt" in notes[0]
+
+
+def test_an_answer_larger_than_any_hand_in_is_not_read_whole(monkeypatch):
+    """ngshare keeps whatever a student sends: the service reads no more of it than a
+    hand-in may hold, and says so."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Huge(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b'{"success": true, "files": "' + b"A" * 5000 + b'"}')
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Huge)
+    threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
+    monkeypatch.setattr(ngshare, "MAX_ANSWER", 1000)
+    client = ngshare.Ngshare(f"http://127.0.0.1:{server.server_port}", "t")
+    try:
+        with pytest.raises(ngshare.NgshareError, match="an answer over 1,000 bytes"):
+            client.files("c", "a-1", "ada", "2026-12-06 21:51:50.353634")
+    finally:
+        server.shutdown()
+        server.server_close()
